@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* engine.h - the tracing engine: spawns the program under ptrace, plants the
+ * breakpoints, runs the one event loop and fills the profile. The only module that
+ * calls ptrace and waitpid. */
+#ifndef CALLTRACE_ENGINE_H
+#define CALLTRACE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct sym_module;
+
+struct engine_opts {
+	const char *path;            /* resolved program path */
+	char **argv;                 /* program argv (argv[0] as the user gave it) */
+	const char **patterns;       /* root function globs */
+	size_t nr_patterns;
+	bool pin;                    /* pin calltrace and the program to one CPU */
+	struct sym_module *image;    /* the program's symbols, loaded while validating;
+	                                the engine takes ownership */
+};
+
+struct engine_stats {
+	uint64_t stops;              /* ptrace stops at calltrace's breakpoints */
+	uint64_t calls;              /* traced function entries (recorded or not) */
+	uint64_t recorded;           /* calls recorded in the profile */
+	uint64_t nr_bps;             /* breakpoints planted */
+	uint64_t nr_refused;         /* functions left untraced (instruction not movable) */
+};
+
+/* Run the program to completion, recording into @p. *@status receives calltrace's exit
+ * status: the program's own, or 128+N if it died of signal N. 0, or a negative errno
+ * if the program could not be started (a message was printed). */
+int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
+	       struct engine_stats *stats);
+
+/* Called from signal handlers: ask the loop to stop (the program is killed and the
+ * report written). Async-signal-safe. */
+void engine_request_stop(int sig);
+
+#endif

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* insn.h - x86-64 instruction analysis: the only module that uses capstone.
+ * It classifies instructions, scans function bodies for their exits, and plans how a
+ * breakpoint site's displaced instruction is run: rewritten in place, emulated by the
+ * tracer, or executed out of line (XOL) from a slot within +-2 GiB with a jmp back.
+ * Pure functions on byte strings: no ptrace, so everything is unit-tested on canned
+ * bytes (tests/unit/check_insn.c). */
+#ifndef CALLTRACE_INSN_H
+#define CALLTRACE_INSN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct insn_decoder;     /* a capstone handle with detail on */
+
+/* 0 or -ENOMEM/-EINVAL; on success the caller owns *out (insn_decoder_free). */
+int insn_decoder_new(struct insn_decoder **out);
+void insn_decoder_free(struct insn_decoder *d);   /* NULL is fine */
+
+enum insn_kind {
+	INSN_OTHER,      /* anything else: runs unchanged */
+	INSN_NOP,        /* nop / multi-byte nop / endbr64 */
+	INSN_RET,        /* ret, ret imm16, rep ret, bnd ret */
+	INSN_JMP,        /* jmp rel8/rel32 (direct, target known) */
+	INSN_JCC,        /* jcc rel8/rel32 (direct, conditional) */
+	INSN_CALL,       /* call rel32 */
+	INSN_JMP_IND,    /* jmp through a register or memory */
+	INSN_CALL_IND,   /* call through a register or memory */
+	INSN_LOOP,       /* loop/loope/loopne/jrcxz/jecxz: rel8 only, cannot be widened */
+	INSN_TRAP,       /* int3, int n, ud2, hlt, privileged, xbegin: never displaced */
+};
+
+struct insn_info {
+	uint64_t addr;       /* runtime address the bytes were decoded at */
+	uint8_t len;
+	enum insn_kind kind;
+	uint64_t target;     /* INSN_JMP/JCC/CALL/LOOP: absolute target */
+	uint16_t ret_pop;    /* INSN_RET: imm16 of 'ret imm16', else 0 */
+	bool is_riprel;      /* has a %rip-relative memory operand */
+	int disp_offset;     /* is_riprel: offset of the 4-byte displacement */
+};
+
+/* Decode the one instruction at the start of @code (@len bytes available), located at
+ * runtime address @addr. 0, or -EINVAL if the bytes are not a valid instruction. */
+int insn_decode(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		struct insn_info *out);
+
+/* How a breakpoint site's displaced first instruction is handled. */
+enum insn_plan_kind {
+	PLAN_REWRITE,    /* write patch[] at the site (int3 + shorter nop); after the trap
+	                    the thread simply continues at site+1: no register change */
+	PLAN_RET,        /* the instruction is a ret: the tracer emulates it (or sends the
+	                    thread to a shared 'ret' in the XOL page) */
+	PLAN_JMP,        /* direct jmp: set rip = target */
+	PLAN_XOL,        /* set rip = slot, where xol[] runs the instruction and jumps back */
+	PLAN_REFUSE,     /* cannot be displaced safely: do not plant a breakpoint here */
+};
+
+#define INSN_XOL_SLOT 32          /* bytes per XOL slot; every plan fits */
+
+struct insn_plan {
+	enum insn_plan_kind kind;
+	struct insn_info insn;        /* the displaced instruction */
+	uint8_t patch[16];            /* PLAN_REWRITE: bytes for the site, patch[0] = 0xcc */
+	uint8_t patch_len;
+	uint8_t xol[INSN_XOL_SLOT];   /* PLAN_XOL: code for the slot */
+	uint8_t xol_len;
+	const char *why;              /* PLAN_REFUSE: static reason, for messages */
+};
+
+/* Plan the breakpoint at runtime address @addr, whose bytes are @code (@len available,
+ * at least 15 unless the function is shorter), with its XOL code placed at @slot.
+ * XOL relocation: rip-relative displacements are re-based (always 4 bytes at
+ * disp_offset, whatever capstone 4.0.2's disp_size says), jcc/jmp rel8 are widened to
+ * rel32, 'call rel32' becomes a sequence that pushes the original return address
+ * (push %rax; movabs $ret,%rax; xchg %rax,(%rsp); jmp target), and a 'jmp rel32' back
+ * to addr+len follows. Refused when a displacement no longer fits in 32 bits.
+ * Returns 0 (see out->kind) or -EINVAL if the bytes do not decode. */
+int insn_plan_site(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		   uint64_t slot, struct insn_plan *out);
+
+/* An exit of a function body found by insn_scan_body(). */
+enum insn_exit_kind {
+	EXIT_RET,        /* a ret */
+	EXIT_JMP_OUT,    /* direct jmp/jcc whose target is outside the body */
+	EXIT_JMP_IND,    /* indirect jmp: may leave the body (tail call through a pointer) */
+	EXIT_ENTRY_JUMP, /* direct jmp/jcc back to the body's first instruction */
+};
+
+struct insn_exit {
+	uint64_t addr;
+	uint64_t target;       /* EXIT_JMP_OUT / EXIT_ENTRY_JUMP */
+	enum insn_exit_kind kind;
+	enum insn_kind insn_kind;
+	uint8_t len;
+};
+
+/* Linear-sweep the body [@start, @start+@len) whose bytes are @code and report each
+ * exit to @fn. Returns 0, or -EINVAL if some bytes did not decode (then *bad_addr is
+ * the first such address and exits after it were not reported). */
+typedef void (*insn_exit_fn)(const struct insn_exit *e, void *arg);
+int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
+		   insn_exit_fn fn, void *arg, uint64_t *bad_addr);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.h - the recorded profile: traced functions, one calling-context tree per
+ * thread, and the run's metadata. Pure data: no ptrace, no libdw, no capstone, so the
+ * report writers and their tests work on plain structures. The engine fills it through
+ * ctree_enter()/ctree_leave(); the writers only read it.
+ *
+ * Invariant: memory grows with the number of distinct call paths (nodes), never with
+ * the number of calls. */
+#ifndef CALLTRACE_PROFILE_H
+#define CALLTRACE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Index of a function in profile.funcs. CT_FUNC_UNDEFINED is fprof's 'undefined':
+ * the unknown caller of a thread's root functions (the tree's root node). */
+typedef uint32_t ct_func_id;
+#define CT_FUNC_UNDEFINED ((ct_func_id)UINT32_MAX)
+
+/* One traced function. Strings are owned by the profile (profile_add_func copies).
+ * A pseudo function (fprof's 'suspend') has module "" and is written as the bare atom
+ * of its name. */
+struct ct_func {
+	char *name;        /* demangled symbol name, or 0x<offset> for a nameless address */
+	char *module;      /* base name of the ELF object: "app", "libc.so.6" */
+	char *file;        /* source file from DWARF, NULL if unknown */
+	int line;          /* DWARF declaration line, 0 if unknown */
+	int arity;         /* DWARF formal parameters, 0 if unknown */
+	uint64_t addr;     /* runtime entry address (0 if unknown) */
+};
+
+/* One calling-context node: a distinct call path from the thread's root. */
+struct ct_node {
+	ct_func_id func;
+	struct ct_node *parent;        /* NULL only for the thread's root ('undefined') */
+	struct ct_node *first_child;
+	struct ct_node *next_sibling;
+	uint64_t calls;                /* entries on this exact path */
+	uint64_t own_ns;               /* time with this node on top of the stack */
+	uint64_t acc_ns;               /* entry to return of every call on this path */
+	bool is_rec;                   /* func already active on the path above: fprof
+	                                  charges ACC 0 to such calls */
+};
+
+/* One traced thread (fprof: one process section). */
+struct ct_thread {
+	pid_t pid;                     /* thread group id */
+	pid_t tid;
+	pid_t parent_pid, parent_tid;  /* the thread that created it; 0 if unknown */
+	ct_func_id spawned_as;         /* start routine or CT_FUNC_UNDEFINED */
+	uint64_t spawned_arg;          /* start routine's argument (for spawned_as) */
+	struct ct_node root;           /* func == CT_FUNC_UNDEFINED */
+	uint64_t first_ts, last_ts;    /* first and last recorded event, ns; 0 if none */
+	char *comm;                    /* short program name, for folded stacks */
+};
+
+enum ct_mode { CT_MODE_FULL, CT_MODE_COUNT };
+
+struct profile {
+	struct ct_func *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct ct_thread **threads;
+	size_t nr_threads, cap_threads;
+	enum ct_mode mode;
+	const char *clock;             /* "wall" or "cpu" */
+	char *command;                 /* traced command line, for headers */
+	size_t nr_nodes;               /* distinct call paths, all threads */
+};
+
+/* New empty profile. Caller owns it: profile_free(). Never NULL (dies on OOM). */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Add a function; strings are copied (file may be NULL). Returns its id. */
+ct_func_id profile_add_func(struct profile *p, const char *name, const char *module,
+			    const char *file, int line, int arity, uint64_t addr);
+
+/* Add a thread; borrowed pointer, owned by the profile. */
+struct ct_thread *profile_add_thread(struct profile *p, pid_t pid, pid_t tid);
+
+/* First and last recorded event over all threads (ns); both 0 if nothing was recorded. */
+void profile_span(const struct profile *p, uint64_t *first, uint64_t *last);
+
+/* Display name of a function id: "undefined" for CT_FUNC_UNDEFINED. */
+const char *profile_func_name(const struct profile *p, ct_func_id f);
+
+/* Record a call of @f below @parent at @ts: returns the (possibly new) child node, its
+ * call count already incremented. */
+struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_node *parent,
+			    ct_func_id f, uint64_t ts);
+
+/* Record the end of one call on @n: @acc_ns from entry to exit, @own_ns of it with @n
+ * on top. @ts is the exit time (kept for the thread's last_ts). */
+void ctree_leave(struct ct_thread *t, struct ct_node *n, uint64_t acc_ns, uint64_t own_ns,
+		 uint64_t ts);
+
+/* Visit every node of a thread's tree (root excluded), parents before children.
+ * @depth is 1 for the thread's root calls. */
+typedef void (*ctree_visit_fn)(const struct ct_node *n, int depth, void *arg);
+void ctree_walk(const struct ct_thread *t, ctree_visit_fn fn, void *arg);
+
+#endif

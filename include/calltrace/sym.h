@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* sym.h - the functions of an ELF object: the only module that uses libdw/libdwfl.
+ * Loads function symbols (.symtab, .dynsym, MiniDebugInfo merged by libdwfl) with their
+ * sizes, and from DWARF their source file, declaration line and number of parameters.
+ * Addresses are the file's own (unrelocated) virtual addresses; the engine adds the
+ * load bias. */
+#ifndef CALLTRACE_SYM_H
+#define CALLTRACE_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_func {
+	char *name;          /* demangled */
+	char *raw;           /* symbol as in the file */
+	uint64_t addr;       /* file virtual address */
+	uint64_t size;
+	char *file;          /* DWARF declaration file or NULL */
+	int line;            /* DWARF declaration line or 0 */
+	int arity;           /* DWARF formal parameters, or 0 */
+	bool is_cold;        /* a split-off part (name.cold): scanned for exits, no entry */
+};
+
+struct sym_module {
+	char *path;
+	char *base;          /* base name, the report's module */
+	bool is_dyn;         /* ET_DYN (PIE): load bias added at run time */
+	uint64_t entry;      /* e_entry */
+	struct sym_func *funcs;   /* sorted by address, one per address */
+	size_t nr_funcs;
+};
+
+/* ELF checks done before anything runs. */
+enum sym_elf_check {
+	SYM_ELF_OK,
+	SYM_ELF_NOT_ELF,
+	SYM_ELF_32BIT,
+	SYM_ELF_OTHER_ARCH,
+	SYM_ELF_NOT_EXEC,    /* ET_REL or ET_CORE */
+	SYM_ELF_UNREADABLE,
+};
+
+/* Check that @path is a 64-bit x86-64 executable ELF. On SYM_ELF_OTHER_ARCH, @machine
+ * (may be NULL) receives a short machine name. */
+enum sym_elf_check sym_check_elf(const char *path, const char **machine);
+
+/* Load the functions of @path. 0, or -errno (-ENOENT: no function symbols). Caller owns
+ * *out: sym_module_free(). */
+int sym_module_load(const char *path, struct sym_module **out);
+void sym_module_free(struct sym_module *m);
+
+#endif

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* opts.c - command-line parsing. Every syntax error becomes one line naming the
+ * option, the problem and the way out; the caller prints it and exits 125 before
+ * anything is started. Parsing stops at the first non-option (the program), so the
+ * program's own arguments are never taken for calltrace's. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltrace/opts.h"
+#include "calltrace/util.h"
+
+enum {
+	OPT_FORMAT = 256,
+	OPT_NO_PIN,
+	OPT_COLS,
+	OPT_NO_CALLERS,
+	OPT_TOTALS,
+	OPT_NO_DETAILS,
+	OPT_VERSION,
+	OPT_STATS,
+};
+
+static const struct option long_opts[] = {
+	{ "function", required_argument, NULL, 'f' },
+	{ "count", no_argument, NULL, 'c' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "cols", required_argument, NULL, OPT_COLS },
+	{ "no-callers", no_argument, NULL, OPT_NO_CALLERS },
+	{ "totals", no_argument, NULL, OPT_TOTALS },
+	{ "no-details", no_argument, NULL, OPT_NO_DETAILS },
+	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+void opts_usage(FILE *out)
+{
+	fputs("Usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "Run PROGRAM under ptrace and report every call of its functions beneath the\n"
+	      "root functions: call counts, own (OWN) and accumulated (ACC) time per\n"
+	      "function and per call path.\n"
+	      "\n"
+	      "  -f, --function PATTERN  root functions (glob, repeatable; default main)\n"
+	      "  -c, --count             call-count mode: entry breakpoints only\n"
+	      "      --format NAME       report format: fprof (default), json; repeatable\n"
+	      "                          or comma-separated (see -o for several)\n"
+	      "  -o, --output FILE       write the report to FILE (default: stderr); with\n"
+	      "                          several formats, FILE.<format> for each\n"
+	      "  -s, --sort acc|own      fprof: order of paragraphs and rows (default acc)\n"
+	      "      --cols N            fprof: line width (default 80)\n"
+	      "      --no-callers        fprof: one flat line per function\n"
+	      "      --totals            fprof: merged paragraphs in the totals section\n"
+	      "      --no-details        fprof: omit the per-thread sections\n"
+	      "      --no-pin            do not pin calltrace and the program to one CPU\n"
+	      "      --stats             print calls, stops and breakpoints on stderr\n"
+	      "  -h, --help              this text\n"
+	      "      --version           calltrace's version\n"
+	      "\n"
+	      "Exit status: the program's own; 128+N if it died of signal N; 125 if\n"
+	      "calltrace failed, 126 if PROGRAM cannot be executed, 127 if not found.\n",
+	      out);
+}
+
+static void push(const char ***arr, size_t *nr, size_t *cap, const char *s)
+{
+	xgrow(arr, cap, *nr + 1, sizeof(**arr));
+	(*arr)[(*nr)++] = s;
+}
+
+static int add_formats(struct opts *o, size_t *cap, char *list, char *err, size_t errlen)
+{
+	char *save = NULL;
+
+	for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!report_find(tok)) {
+			snprintf(err, errlen, "--format %s: unknown format; known formats: %s",
+				 tok, report_names());
+			return -1;
+		}
+		push(&o->formats, &o->nr_formats, cap, tok);
+	}
+	return 0;
+}
+
+enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	size_t cap_pat = 0, cap_fmt = 0;
+	char *end;
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	report_opts_init(&o->report);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:f:co:s:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!*optarg) {
+				snprintf(err, errlen, "-f: empty pattern; give a function name or glob such as 'parse_*'");
+				return OPTS_ERROR;
+			}
+			push(&o->patterns, &o->nr_patterns, &cap_pat, optarg);
+			break;
+		case 'c':
+			o->count = true;
+			break;
+		case OPT_FORMAT:
+			if (add_formats(o, &cap_fmt, optarg, err, errlen) < 0)
+				return OPTS_ERROR;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 's':
+			if (!strcmp(optarg, "acc")) {
+				o->report.sort = REPORT_SORT_ACC;
+			} else if (!strcmp(optarg, "own")) {
+				o->report.sort = REPORT_SORT_OWN;
+			} else if (!strcmp(optarg, "calls")) {
+				o->report.sort = REPORT_SORT_CALLS;
+			} else {
+				snprintf(err, errlen, "--sort %s: unknown sort key; use acc, own or calls", optarg);
+				return OPTS_ERROR;
+			}
+			break;
+		case OPT_COLS:
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 10000) {
+				snprintf(err, errlen, "--cols %s: not a width; give a number from 1 to 10000", optarg);
+				return OPTS_ERROR;
+			}
+			o->report.cols = (int)v;
+			break;
+		case OPT_NO_CALLERS:
+			o->report.callers = false;
+			break;
+		case OPT_TOTALS:
+			o->report.totals = true;
+			break;
+		case OPT_NO_DETAILS:
+			o->report.details = false;
+			break;
+		case OPT_NO_PIN:
+			o->no_pin = true;
+			break;
+		case OPT_STATS:
+			o->stats = true;
+			break;
+		case 'h':
+			opts_usage(stdout);
+			return OPTS_EXIT_OK;
+		case OPT_VERSION:
+			printf("calltrace %s\n", CALLTRACE_VERSION);
+			return OPTS_EXIT_OK;
+		case ':':
+			snprintf(err, errlen, "%s: missing argument; see calltrace --help",
+				 argv[optind - 1]);
+			return OPTS_ERROR;
+		default:
+			if (optopt)
+				snprintf(err, errlen, "unknown option '-%c'; see calltrace --help", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'; see calltrace --help",
+					 argv[optind - 1]);
+			return OPTS_ERROR;
+		}
+	}
+	if (optind >= argc) {
+		snprintf(err, errlen, "no program given; usage: calltrace [OPTIONS] PROGRAM [ARGS...]");
+		return OPTS_ERROR;
+	}
+	if (!o->nr_patterns)
+		push(&o->patterns, &o->nr_patterns, &cap_pat, "main");
+	if (!o->nr_formats)
+		push(&o->formats, &o->nr_formats, &cap_fmt, "fprof");
+	if (o->nr_formats > 1 && !o->output) {
+		snprintf(err, errlen, "--format: %zu formats need -o FILE (written as FILE.<format>)",
+			 o->nr_formats);
+		return OPTS_ERROR;
+	}
+	o->argv = argv + optind;
+	o->argc = argc - optind;
+	return OPTS_RUN;
+}
+
+void opts_fini(struct opts *o)
+{
+	free(o->patterns);
+	free(o->formats);
+	o->patterns = NULL;
+	o->formats = NULL;
+}

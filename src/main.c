@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* main.c - calltrace: parse options, check the inputs, trace, report. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltrace/engine.h"
+#include "calltrace/opts.h"
+#include "calltrace/profile.h"
+#include "calltrace/report.h"
+#include "calltrace/sym.h"
+#include "calltrace/target.h"
+#include "calltrace/util.h"
+
+struct output {
+	const struct report_ops *ops;
+	char *path;             /* NULL: stderr */
+	FILE *f;
+};
+
+static void on_signal(int sig)
+{
+	engine_request_stop(sig);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;    /* no SA_RESTART: waitpid returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Open every report destination before the program runs: a bad -o is bad input. */
+static int open_outputs(const struct opts *o, struct output *out)
+{
+	for (size_t i = 0; i < o->nr_formats; i++) {
+		out[i].ops = report_find(o->formats[i]);
+		if (!o->output) {
+			out[i].f = stderr;
+			continue;
+		}
+		out[i].path = o->nr_formats > 1 ? xasprintf("%s.%s", o->output, o->formats[i])
+						: xstrdup(o->output);
+		out[i].f = fopen(out[i].path, "w");
+		if (!out[i].f) {
+			msg_error("%s: cannot open for writing: %s; choose a writable path for -o",
+				  out[i].path, strerror(errno));
+			return EXIT_TRACER;
+		}
+	}
+	return 0;
+}
+
+static int write_outputs(const struct opts *o, struct output *out, const struct profile *p)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < o->nr_formats; i++) {
+		int r = out[i].ops->emit(p, &o->report, out[i].f);
+
+		if (out[i].f == stderr) {
+			if (fflush(stderr) != 0)
+				r = -errno;
+		} else if (fclose(out[i].f) != 0 && !r) {
+			r = -errno;
+		}
+		if (r < 0) {
+			msg_error("%s: cannot write the report: %s",
+				  out[i].path ? out[i].path : "stderr", strerror(-r));
+			rc = EXIT_TRACER;
+		}
+		free(out[i].path);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct engine_opts eo = { 0 };
+	struct engine_stats stats;
+	struct output *out = NULL;
+	struct sym_module *image = NULL;
+	struct profile *p = NULL;
+	char *path = NULL;
+	char err[512];
+	struct opts o;
+	int status = EXIT_TRACER, rc;
+
+	switch (opts_parse(&o, argc, argv, err, sizeof(err))) {
+	case OPTS_EXIT_OK:
+		return 0;
+	case OPTS_ERROR:
+		msg_error("%s", err);
+		return EXIT_TRACER;
+	case OPTS_RUN:
+		break;
+	}
+	if ((rc = target_resolve(o.argv[0], &path)) != 0 ||
+	    (rc = target_load(path, &image)) != 0 ||
+	    (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0) {
+		status = rc;
+		goto out;
+	}
+	out = xcalloc(o.nr_formats, sizeof(*out));
+	if ((rc = open_outputs(&o, out)) != 0) {
+		status = rc;
+		goto out;
+	}
+
+	p = profile_new();
+	p->mode = o.count ? CT_MODE_COUNT : CT_MODE_FULL;
+	{
+		size_t len = 0;
+
+		for (int i = 0; i < o.argc; i++)
+			len += strlen(o.argv[i]) + 1;
+		p->command = xcalloc(1, len + 1);
+		for (int i = 0; i < o.argc; i++) {
+			if (i)
+				strcat(p->command, " ");
+			strcat(p->command, o.argv[i]);
+		}
+	}
+	eo.path = path;
+	eo.argv = o.argv;
+	eo.patterns = o.patterns;
+	eo.nr_patterns = o.nr_patterns;
+	eo.pin = !o.no_pin;
+	eo.image = image;
+	image = NULL;                     /* the engine owns it now */
+	install_signals();
+	if (engine_run(&eo, p, &status, &stats) < 0) {
+		status = EXIT_TRACER;
+		goto out;
+	}
+	if (o.stats)
+		fprintf(stderr, "calltrace: %llu calls (%llu recorded), %llu stops, %.3f stops per "
+			"call, %llu breakpoints, %llu functions not traced\n",
+			(unsigned long long)stats.calls, (unsigned long long)stats.recorded,
+			(unsigned long long)stats.stops,
+			stats.calls ? (double)stats.stops / (double)stats.calls : 0.0,
+			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_refused);
+	rc = write_outputs(&o, out, p);
+	free(out);
+	out = NULL;
+	if (rc && status == 0)
+		status = rc;
+out:
+	if (out) {
+		for (size_t i = 0; i < o.nr_formats; i++) {
+			if (out[i].f && out[i].f != stderr)
+				fclose(out[i].f);
+			free(out[i].path);
+		}
+		free(out);
+	}
+	profile_free(p);
+	sym_module_free(image);
+	free(path);
+	opts_fini(&o);
+	return status;
+}
