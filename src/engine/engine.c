@@ -57,7 +57,9 @@
 
 #define RIP_OFFSET offsetof(struct user, regs.rip)
 
-enum bp_kind { BP_ENTRY, BP_EXIT };
+/* BP_PATCH is not a trap: the displacement of a jump back to its own function's entry,
+ * pointed past the entry breakpoint (a loop is not a call). Restored like the others. */
+enum bp_kind { BP_ENTRY, BP_EXIT, BP_PATCH };
 
 struct bp {
 	uint64_t addr;          /* runtime address of the int3 */
@@ -102,6 +104,8 @@ struct task {
 	bool seen_stop;         /* its initial SIGSTOP was seen */
 	bool is_fork;           /* an unfollowed fork child: detach when ready */
 	bool no_record;         /* a child we do not record (fork, vfork until exec) */
+	bool record_all;        /* a thread created while recording: record from its
+	                           start routine on */
 	struct task *next;
 };
 
@@ -359,7 +363,7 @@ static void on_entry(struct engine *e, struct task *t, const struct bp *b, uint6
 	if (!t->no_record) {
 		if (t->depth && t->stack[t->depth - 1].node)
 			parent = t->stack[t->depth - 1].node;
-		else if (img->is_root[b->func])
+		else if (img->is_root[b->func] || t->record_all)
 			parent = &task_thread(e, t)->root;
 	}
 	xgrow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
@@ -472,6 +476,74 @@ static bool is_traced_entry_addr(const struct sym_module *m, const struct image 
 	return f && f->addr + img->bias == raddr && !f->is_cold;
 }
 
+/* Add a BP_PATCH writing the @n-byte little-endian @value at @raddr. */
+static void add_patch(struct image *img, uint64_t raddr, int64_t value, int n)
+{
+	struct bp *b = bp_add(img, raddr);
+
+	if (!b)
+		return;
+	b->kind = BP_PATCH;
+	b->nr_orig = (uint8_t)n;
+	for (int i = 0; i < n; i++)
+		b->patch[i] = (uint8_t)((uint64_t)value >> (8 * i));
+}
+
+/* A jump inside a function back to its own first instruction is a loop, not a call.
+ * Send it to where the entry's displaced instruction runs, past the entry breakpoint:
+ * by rewriting its displacement when the destination is in reach, or else through a
+ * breakpoint of its own (a stop per iteration, but the count stays exact). */
+static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
+{
+	struct image *img = c->img;
+	const struct bp *e = bp_find(img, x->target);
+	struct insn_plan plan;
+	const uint8_t *code;
+	uint64_t dest, next = x->addr + x->len;
+	int64_t rel;
+	size_t avail;
+	struct bp *b;
+
+	if (!e || e->kind != BP_ENTRY || !e->nr_orig)
+		return;
+	dest = e->resume ? e->resume : x->target + 1;
+	rel = (int64_t)(dest - next);
+	code = code_at(c, x->addr, &avail);
+	if (!code)
+		return;
+	/* jmp rel32 (e9) and jcc rel32 (0f 8x) end in their displacement, as do the
+	 * rel8 forms (eb, 7x), whatever prefixes come first */
+	if (x->len >= 5 && (code[x->len - 5] == 0xe9 ||
+			    (code[x->len - 6] == 0x0f && (code[x->len - 5] & 0xf0) == 0x80))) {
+		if (rel == (int32_t)rel) {
+			add_patch(img, next - 4, rel, 4);
+			return;
+		}
+	} else if (rel == (int8_t)rel) {
+		add_patch(img, next - 1, rel, 1);
+		return;
+	}
+	if (insn_plan_site(c->e->dec, code, avail, x->addr, img->xol_base + c->xol_used,
+			   &plan) < 0)
+		return;
+	if (plan.kind == PLAN_JMP) {
+		plan.insn.target = dest;
+	} else if (plan.kind == PLAN_XOL && plan.xol[0] == 0x0f) {
+		/* jcc rel32 to the entry, then jmp back: aim the jcc at dest instead */
+		int32_t r = (int32_t)(dest - (img->xol_base + c->xol_used + 6));
+
+		memcpy(plan.xol + 2, &r, 4);
+	} else {
+		return;
+	}
+	b = bp_add(img, x->addr);
+	if (!b)
+		return;
+	b->kind = BP_PATCH;       /* not an exit: on_trap only resumes it */
+	if (apply_plan(c, b, &plan) < 0)
+		b->nr_orig = 0;
+}
+
 static void plant_exit(const struct insn_exit *x, void *arg)
 {
 	struct plant_ctx *c = arg;
@@ -490,6 +562,9 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 		if (func_containing(img->sym, x->target - img->bias))
 			return;
 		break;
+	case EXIT_ENTRY_JUMP:
+		redirect_entry_jump(c, x);
+		return;
 	default:
 		/* Indirect jumps are mostly switch tables: a stop on each would be a stop on
 		 * the common path. A tail call through a pointer ends at the next stop. */
@@ -785,10 +860,12 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	b = bp_find(pr->img, regs.rip - 1);
 	if (!b || !b->nr_orig)
 		return false;
+	if (b->kind == BP_PATCH && !b->resume)
+		return false;        /* a rewritten displacement, never a trap */
 	e->st->stops++;
 	if (b->kind == BP_ENTRY)
 		on_entry(e, t, b, regs.rsp, ts);
-	else
+	else if (b->kind == BP_EXIT)
 		unwind_to(e, t, regs.rsp, true, ts);
 	if (b->resume)
 		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, b->resume);
@@ -862,6 +939,9 @@ static void on_new_child(struct engine *e, struct task *parent, pid_t child, int
 	}
 	c->parent_tid = parent->tid;
 	c->no_record = event != PTRACE_EVENT_CLONE;
+	c->record_all = event == PTRACE_EVENT_CLONE &&
+			(parent->record_all ||
+			 (parent->depth && parent->stack[parent->depth - 1].node));
 	if (event == PTRACE_EVENT_FORK) {
 		c->is_fork = true;
 		pr->memfd = open_mem(child);
