@@ -1,0 +1,1256 @@
+/* SPDX-License-Identifier: MIT */
+/* check_e2e.c - end-to-end tests. Each fixture (fixtures/<name>.c, whose opening comment
+ * gives its exact call counts) is run untraced and under calltrace with
+ * `--format json -o FILE`; the two runs must print the same stdout bytes and end with the
+ * same status, and the report must hold the exact call and caller->callee counts. The
+ * error-path tests check calltrace's own failures: status 125/126/127, exactly one line
+ * "calltrace: ..." on stderr, and the program never started.
+ * Suites: fixtures (the fixtures alone: outputs, instruction properties), trace, errors.
+ * Select with CK_RUN_SUITE / CK_RUN_CASE; CK_FORK=no to debug in gdb.
+ * Exits 77 (skip) when ptrace is not permitted, after running the suites that need none. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CT_CALLTRACE
+#error "CT_CALLTRACE (path of the calltrace executable) must be defined"
+#endif
+#ifndef CT_FIXTURE_DIR
+#error "CT_FIXTURE_DIR (directory of the built fixtures) must be defined"
+#endif
+#ifndef CT_FIXTURE_SRC_DIR
+#error "CT_FIXTURE_SRC_DIR (fixtures source directory) must be defined"
+#endif
+
+#define FIX(name) CT_FIXTURE_DIR "/" name
+#define TEST_TIMEOUT 300
+
+/* ------------------------------------------------------------------ processes */
+
+struct buf {
+	char *p;			/* NUL-terminated, may also contain NULs */
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const void *data, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		b->cap = (b->len + len + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		ck_assert_ptr_nonnull(b->p);
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+struct run {
+	int status;			/* exit code, or 128+N if killed by signal N */
+	struct buf out, err;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out.p);
+	free(r->err.p);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Run argv (argv[0] is a path, or a name looked up in PATH) in @cwd (NULL: ours) with
+ * @in on stdin (NULL: empty), collecting stdout, stderr and status into @r (free with
+ * run_free). The child gets SIGPIPE at its default and no core dumps. */
+static void run_argv(char *const argv[], const char *cwd, const char *in, size_t in_len,
+		     struct run *r)
+{
+	int pin[2], pout[2], perr[2], st;
+	size_t in_off = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	buf_add(&r->out, "", 0);
+	buf_add(&r->err, "", 0);
+	ck_assert(pipe2(pin, O_CLOEXEC) == 0 && pipe2(pout, O_CLOEXEC) == 0 &&
+		  pipe2(perr, O_CLOEXEC) == 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		dup2(pin[0], 0);
+		dup2(pout[1], 1);
+		dup2(perr[1], 2);
+		signal(SIGPIPE, SIG_DFL);
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (cwd && chdir(cwd) < 0)
+			_exit(120);
+		execvp(argv[0], argv);
+		dprintf(2, "check_e2e: cannot exec %s: %s\n", argv[0], strerror(errno));
+		_exit(121);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	if (!in || in_len == 0) {
+		close(pin[1]);
+		pin[1] = -1;
+	} else {
+		fcntl(pin[1], F_SETFL, O_NONBLOCK);
+	}
+	while (pout[0] >= 0 || perr[0] >= 0) {
+		struct pollfd pfd[3] = { { pout[0], POLLIN, 0 }, { perr[0], POLLIN, 0 },
+					 { pin[1], POLLOUT, 0 } };
+		char chunk[65536];
+
+		if (poll(pfd, 3, -1) < 0) {
+			ck_assert_int_eq(errno, EINTR);
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			int *fd = i ? &perr[0] : &pout[0];
+			ssize_t n;
+
+			if (*fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(*fd, chunk, sizeof(chunk));
+			if (n > 0) {
+				buf_add(i ? &r->err : &r->out, chunk, (size_t)n);
+			} else if (n == 0 || errno != EINTR) {
+				close(*fd);
+				*fd = -1;
+			}
+		}
+		if (pin[1] >= 0 && (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t n = write(pin[1], in + in_off, in_len - in_off);
+
+			if (n > 0)
+				in_off += (size_t)n;
+			if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off == in_len) {
+				close(pin[1]);	/* done, or the reader is gone (EPIPE) */
+				pin[1] = -1;
+			}
+		}
+	}
+	if (pin[1] >= 0)
+		close(pin[1]);
+	while (waitpid(pid, &st, 0) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The first 600 bytes of calltrace's stderr, for failure messages. Borrowed from @r. */
+static const char *err_head(struct run *r)
+{
+	if (r->err.len > 600)
+		r->err.p[600] = '\0';
+	return r->err.p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	ck_assert_ptr_nonnull(d);
+	return d;
+}
+
+/* Read a whole file; caller owns the result (free). NULL if it cannot be read. */
+static char *read_file(const char *path, size_t *len)
+{
+	struct buf b = { 0 };
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf_add(&b, "", 0);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, (size_t)n);
+	close(fd);
+	if (len)
+		*len = b.len;
+	return b.p;
+}
+
+static void write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	ck_assert_msg(fd >= 0, "cannot create %s: %s", path, strerror(errno));
+	ck_assert(write(fd, data, len) == (ssize_t)len);
+	ck_assert(fchmod(fd, mode) == 0);	/* whatever the umask */
+	close(fd);
+}
+
+/* ------------------------------------------------------------------ JSON report */
+
+static long long jint(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return -1;
+	return json_object_get_int64(v);
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* Parse the JSON file @path; caller owns the result (json_object_put), NULL on error.
+ * Call trees nest deeper than json-c's default limit of 32 (fib(20): ~45 levels). */
+static json_object *json_load(const char *path)
+{
+	size_t len;
+	char *text = read_file(path, &len);
+	struct json_tokener *tok = json_tokener_new_ex(100000);
+	json_object *o = NULL;
+
+	ck_assert_ptr_nonnull(tok);
+	if (text && len > 0 && len < INT_MAX) {
+		o = json_tokener_parse_ex(tok, text, (int)len);
+		if (!o || json_tokener_get_error(tok) != json_tokener_success)
+			fprintf(stderr, "%s: %s\n", path,
+				json_tokener_error_desc(json_tokener_get_error(tok)));
+	}
+	json_tokener_free(tok);
+	free(text);
+	return o;
+}
+
+/* Borrowed array member @key of @o; fails the test if absent. */
+static json_object *jarr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v) &&
+		      json_object_is_type(v, json_type_array),
+		      "report: \"%s\" is missing or not an array", key);
+	return v;
+}
+
+static int name_is(json_object *o, const char *name)
+{
+	const char *n = jstr(o, "name");
+
+	return n && strcmp(n, name) == 0;
+}
+
+/* First entry of functions[] named @name; borrowed from @root, NULL if none. */
+static json_object *fn_find(json_object *root, const char *name)
+{
+	json_object *fns = jarr(root, "functions");
+
+	for (size_t i = 0; i < json_object_array_length(fns); i++)
+		if (name_is(json_object_array_get_idx(fns, i), name))
+			return json_object_array_get_idx(fns, i);
+	return NULL;
+}
+
+/* Sum of calls of the entries named @name in the array @key of every function named
+ * @owner (0 if none). */
+static long long list_calls(json_object *root, const char *owner, const char *key,
+			    const char *name)
+{
+	json_object *fns = jarr(root, "functions");
+	long long sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i), *l;
+
+		if (!name_is(f, owner))
+			continue;
+		l = jarr(f, key);
+		for (size_t j = 0; j < json_object_array_length(l); j++)
+			if (name_is(json_object_array_get_idx(l, j), name))
+				sum += jint(json_object_array_get_idx(l, j), "calls");
+	}
+	return sum;
+}
+
+/* Calls of every function named @name, summed (0 if absent). */
+static long long fn_calls(json_object *root, const char *name)
+{
+	json_object *fns = jarr(root, "functions");
+	long long sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(fns); i++)
+		if (name_is(json_object_array_get_idx(fns, i), name))
+			sum += jint(json_object_array_get_idx(fns, i), "calls");
+	return sum;
+}
+
+/* Calls from @from to @to; the callees of @from and the callers of @to must agree. */
+static long long edge_calls(json_object *root, const char *from, const char *to)
+{
+	long long down = list_calls(root, from, "callees", to);
+	long long up = list_calls(root, to, "callers", from);
+
+	ck_assert_msg(down == up, "edge %s->%s: %lld in %s's callees, %lld in %s's callers",
+		      from, to, down, from, up, to);
+	return down;
+}
+
+/* Calls of the tree node at @path ("main/a/b", below each thread's 'undefined' root),
+ * summed over threads; 0 if no thread has it. */
+static long long tree_path_calls(json_object *root, const char *path)
+{
+	json_object *threads = jarr(root, "threads");
+	long long sum = 0;
+
+	for (size_t t = 0; t < json_object_array_length(threads); t++) {
+		json_object *node, *kids;
+		char *copy = xstrdup(path), *save = NULL;
+
+		ck_assert(json_object_object_get_ex(json_object_array_get_idx(threads, t),
+						    "tree", &node));
+		for (char *part = strtok_r(copy, "/", &save); part && node;
+		     part = strtok_r(NULL, "/", &save)) {
+			json_object *next = NULL;
+
+			if (json_object_object_get_ex(node, "children", &kids))
+				for (size_t i = 0; i < json_object_array_length(kids); i++)
+					if (name_is(json_object_array_get_idx(kids, i), part))
+						next = json_object_array_get_idx(kids, i);
+			node = next;
+		}
+		if (node)
+			sum += jint(node, "calls");
+		free(copy);
+	}
+	return sum;
+}
+
+struct name_count {
+	const char *name;
+	long long n;
+};
+
+struct tally {
+	struct name_count *v;
+	size_t nr, cap;
+};
+
+static void tally_add(struct tally *t, const char *name, long long n)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (strcmp(t->v[i].name, name) == 0) {
+			t->v[i].n += n;
+			return;
+		}
+	if (t->nr == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->v = realloc(t->v, t->cap * sizeof(*t->v));
+		ck_assert_ptr_nonnull(t->v);
+	}
+	t->v[t->nr++] = (struct name_count){ name, n };
+}
+
+static long long tally_get(const struct tally *t, const char *name)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (strcmp(t->v[i].name, name) == 0)
+			return t->v[i].n;
+	return 0;
+}
+
+static void tally_tree(struct tally *t, json_object *node)
+{
+	json_object *kids;
+	const char *name = jstr(node, "name");
+
+	ck_assert_msg(name, "report: tree node without a name");
+	ck_assert_msg(jint(node, "calls") >= 0, "report: tree node %s: bad calls", name);
+	tally_add(t, name, jint(node, "calls"));
+	if (json_object_object_get_ex(node, "children", &kids))
+		for (size_t i = 0; i < json_object_array_length(kids); i++)
+			tally_tree(t, json_object_array_get_idx(kids, i));
+}
+
+/* Checks every report must pass: each thread's tree is rooted at 'undefined'; per name,
+ * the tree nodes' calls add up to functions[].calls; a function's callers add up to its
+ * calls (root calls, the children of 'undefined', aside) and never name 'undefined';
+ * times are non-negative integers. */
+static void check_consistency(json_object *root)
+{
+	json_object *fns = jarr(root, "functions"), *threads = jarr(root, "threads");
+	struct tally tree = { 0 }, roots = { 0 }, table = { 0 };
+
+	ck_assert_msg(json_object_array_length(threads) > 0, "report: no threads");
+	for (size_t t = 0; t < json_object_array_length(threads); t++) {
+		json_object *th = json_object_array_get_idx(threads, t), *top, *kids;
+
+		ck_assert_msg(json_object_object_get_ex(th, "tree", &top), "thread without tree");
+		ck_assert_msg(name_is(top, "undefined"), "tree root is not 'undefined'");
+		if (!json_object_object_get_ex(top, "children", &kids))
+			continue;
+		for (size_t i = 0; i < json_object_array_length(kids); i++) {
+			json_object *k = json_object_array_get_idx(kids, i);
+
+			tally_add(&roots, jstr(k, "name"), jint(k, "calls"));
+			tally_tree(&tree, k);
+		}
+	}
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i), *callers = jarr(f, "callers");
+		const char *name = jstr(f, "name");
+		long long calls = jint(f, "calls"), from_callers = 0;
+
+		ck_assert_msg(name && calls >= 0, "report: function %zu without name/calls", i);
+		tally_add(&table, name, calls);
+		for (size_t j = 0; j < json_object_array_length(callers); j++) {
+			json_object *c = json_object_array_get_idx(callers, j);
+
+			ck_assert_msg(!name_is(c, "undefined"),
+				      "%s: callers list the pseudo caller 'undefined'", name);
+			from_callers += jint(c, "calls");
+		}
+		ck_assert_msg(from_callers + tally_get(&roots, name) == calls,
+			      "%s: %lld calls but callers account for %lld (+%lld as root)", name,
+			      calls, from_callers, tally_get(&roots, name));
+		for (int k = 0; k < 2; k++) {
+			const char *key = k ? "acc_ns" : "own_ns";
+			json_object *v;
+
+			/* absent or null in count mode */
+			if (json_object_object_get_ex(f, key, &v) && v)
+				ck_assert_msg(json_object_is_type(v, json_type_int) &&
+					      json_object_get_int64(v) >= 0,
+					      "%s: %s is not a non-negative integer", name, key);
+		}
+	}
+	for (size_t i = 0; i < table.nr; i++)
+		ck_assert_msg(tally_get(&tree, table.v[i].name) == table.v[i].n,
+			      "%s: functions[] says %lld calls, the thread trees %lld",
+			      table.v[i].name, table.v[i].n, tally_get(&tree, table.v[i].name));
+	for (size_t i = 0; i < tree.nr; i++)
+		ck_assert_msg(tally_get(&table, tree.v[i].name) == tree.v[i].n,
+			      "%s: in the thread trees but not (or less) in functions[]",
+			      tree.v[i].name);
+	free(tree.v);
+	free(roots.v);
+	free(table.v);
+}
+
+struct count {
+	const char *name;
+	long long calls;
+};
+
+struct edge {
+	const char *from, *to;
+	long long calls;
+};
+
+#define END_COUNTS { NULL, 0 }
+#define END_EDGES { NULL, NULL, 0 }
+
+static void expect_counts(json_object *root, const struct count *c, const struct edge *e)
+{
+	for (; c && c->name; c++)
+		ck_assert_msg(fn_calls(root, c->name) == c->calls, "calls of %s: %lld, expected %lld",
+			      c->name, fn_calls(root, c->name), c->calls);
+	for (; e && e->from; e++)
+		ck_assert_msg(edge_calls(root, e->from, e->to) == e->calls,
+			      "calls %s->%s: %lld, expected %lld", e->from, e->to,
+			      edge_calls(root, e->from, e->to), e->calls);
+}
+
+/* ------------------------------------------------------------------ traced runs */
+
+struct traced {
+	struct run plain, traced;
+	json_object *report;		/* owned */
+};
+
+static void traced_free(struct traced *t)
+{
+	run_free(&t->plain);
+	run_free(&t->traced);
+	json_object_put(t->report);
+}
+
+/* Run fixture @name with @args (NULL-terminated, may be NULL) and stdin @in, untraced and
+ * under `calltrace --format json -o TMP --`. Asserts the untraced status is
+ * @want_status, that both runs print the same stdout bytes and end with the same status,
+ * and that the report parses and is consistent. Caller frees @t (traced_free). */
+static void trace_fixture(const char *name, const char *const *args, const char *in,
+			  size_t in_len, int want_status, struct traced *t)
+{
+	char path[4096], json_path[] = "/tmp/calltrace-e2e-XXXXXX";
+	char *argv[32];
+	int n = 0, fd;
+	size_t nr_args = 0;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%s", CT_FIXTURE_DIR, name);
+	while (args && args[nr_args])
+		nr_args++;
+	ck_assert(nr_args < 20);
+
+	argv[n++] = path;
+	for (size_t i = 0; i < nr_args; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	run_argv(argv, NULL, in, in_len, &t->plain);
+	ck_assert_msg(t->plain.status == want_status, "%s untraced: status %d, expected %d",
+		      name, t->plain.status, want_status);
+
+	fd = mkstemp(json_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	n = 0;
+	argv[n++] = CT_CALLTRACE;
+	argv[n++] = "--format";
+	argv[n++] = "json";
+	argv[n++] = "-o";
+	argv[n++] = json_path;
+	argv[n++] = "--";
+	argv[n++] = path;
+	for (size_t i = 0; i < nr_args; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	run_argv(argv, NULL, in, in_len, &t->traced);
+
+	ck_assert_msg(t->traced.status == t->plain.status,
+		      "%s: traced status %d, untraced %d; calltrace stderr:\n%s", name,
+		      t->traced.status, t->plain.status, err_head(&t->traced));
+	ck_assert_msg(t->traced.out.len == t->plain.out.len &&
+		      memcmp(t->traced.out.p, t->plain.out.p, t->plain.out.len) == 0,
+		      "%s: stdout differs: traced %zu bytes \"%.200s\", untraced %zu bytes "
+		      "\"%.200s\"", name, t->traced.out.len, t->traced.out.p, t->plain.out.len,
+		      t->plain.out.p);
+	t->report = json_load(json_path);
+	unlink(json_path);
+	ck_assert_msg(t->report, "%s: no parseable JSON report; calltrace stderr:\n%s", name,
+		      err_head(&t->traced));
+	check_consistency(t->report);
+}
+
+/* The number printed after @key in @text, or -1. */
+static long long number_after(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+START_TEST(recursion_fib20)
+{
+	static const struct count c[] = { { "main", 1 }, { "fib", 21891 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "fib", 1 }, { "fib", "fib", 21890 },
+					 END_EDGES };
+	const char *const args[] = { "20", NULL };
+	struct traced t;
+	json_object *fib, *main_fn;
+
+	trace_fixture("recursion", args, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "fib(20) = 6765\n");
+	expect_counts(t.report, c, e);
+	ck_assert_int_eq(tree_path_calls(t.report, "main"), 1);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/fib"), 1);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/fib/fib"), 2);
+	fib = fn_find(t.report, "fib");
+	main_fn = fn_find(t.report, "main");
+	ck_assert_ptr_nonnull(main_fn);
+	ck_assert_str_eq(jstr(fib, "module"), "recursion");
+	ck_assert_str_eq(jstr(main_fn, "module"), "recursion");
+	ck_assert_msg(jint(main_fn, "acc_ns") >= jint(main_fn, "own_ns"), "main: acc < own");
+	ck_assert_msg(jint(fib, "acc_ns") > 0, "fib: no accumulated time");
+	traced_free(&t);
+}
+END_TEST
+
+/* file and line come from DWARF: the line of fib's definition in fixtures/recursion.c. */
+START_TEST(recursion_file_line)
+{
+	const char *const args[] = { "10", NULL };
+	struct traced t;
+	json_object *fib;
+	char *src = read_file(CT_FIXTURE_SRC_DIR "/recursion.c", NULL), *def;
+	long long line = 1;
+
+	ck_assert_ptr_nonnull(src);
+	def = strstr(src, " int fib(int n) {");
+	ck_assert_ptr_nonnull(def);
+	for (const char *p = src; p < def; p++)
+		line += *p == '\n';
+	trace_fixture("recursion", args, NULL, 0, 0, &t);
+	fib = fn_find(t.report, "fib");
+	ck_assert_ptr_nonnull(fib);
+	ck_assert_int_eq(jint(fib, "calls"), 177);
+	ck_assert_msg(jstr(fib, "file") && strstr(jstr(fib, "file"), "recursion.c"),
+		      "fib: file is \"%s\"", jstr(fib, "file") ? jstr(fib, "file") : "(none)");
+	ck_assert_int_eq(jint(fib, "line"), line);
+	free(src);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(mutual_even_odd)
+{
+	static const struct count c[] = { { "main", 1 }, { "is_even", 10 }, { "is_odd", 9 },
+					  END_COUNTS };
+	static const struct edge e[] = { { "main", "is_even", 1 }, { "main", "is_odd", 1 },
+					 { "is_even", "is_odd", 8 }, { "is_odd", "is_even", 9 },
+					 END_EDGES };
+	struct traced t;
+
+	trace_fixture("mutual", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "10 even: 1\n7 odd: 1\n");
+	expect_counts(t.report, c, e);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/is_odd/is_even/is_odd/is_even"), 1);
+	traced_free(&t);
+}
+END_TEST
+
+/* callers, callers_nopie, callers_static: one program, three link modes. */
+static const char *const callers_variants[] = { "callers", "callers_nopie", "callers_static" };
+
+START_TEST(callers_link_modes)
+{
+	static const struct count c[] = { { "main", 1 }, { "caller_a", 1 }, { "caller_b", 1 },
+					  { "caller_c", 1 }, { "shared", 11 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "caller_a", 1 }, { "main", "caller_b", 1 },
+					 { "main", "caller_c", 1 }, { "main", "shared", 1 },
+					 { "caller_a", "shared", 2 }, { "caller_b", "shared", 3 },
+					 { "caller_c", "shared", 5 }, END_EDGES };
+	const char *name = callers_variants[_i];
+	struct traced t;
+	json_object *shared;
+
+	trace_fixture(name, NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "total = 63\n");
+	expect_counts(t.report, c, e);
+	shared = fn_find(t.report, "shared");
+	ck_assert_ptr_nonnull(shared);
+	ck_assert_str_eq(jstr(shared, "module"), name);
+	ck_assert_int_eq(json_object_array_length(jarr(shared, "callers")), 4);
+	ck_assert_int_eq(json_object_array_length(jarr(shared, "callees")), 0);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(tailcall_chain)
+{
+	static const struct count c[] = { { "main", 1 }, { "a", 3 }, { "b", 4 }, { "c", 4 },
+					  { "leaf", 4 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "a", 3 }, { "main", "b", 1 }, { "a", "b", 3 },
+					 { "b", "c", 4 }, { "c", "leaf", 4 }, { "main", "c", 0 },
+					 { "a", "c", 0 }, { "main", "leaf", 0 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("tailcall", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "sum = 70\n");
+	expect_counts(t.report, c, e);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/a/b/c/leaf"), 3);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/b/c/leaf"), 1);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(ripfirst_relocated)
+{
+	static const struct count c[] = { { "main", 1 }, { "getg", 3 }, { "setg", 1 },
+					  { "setg2", 1 }, { "loadc", 4 }, { "addrg", 1 },
+					  END_COUNTS };
+	static const struct edge e[] = { { "main", "getg", 3 }, { "main", "setg", 1 },
+					 { "main", "setg2", 1 }, { "main", "loadc", 4 },
+					 { "main", "addrg", 1 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("ripfirst", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p,
+			 "g=7 g=1000 g=1000 g=2000 c=0x1122334455667788 x4 addr ok\n");
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(tiny_ret_functions)
+{
+	static const struct count c[] = { { "main", 1 }, { "ret_only", 5 }, { "xor_ret", 3 },
+					  END_COUNTS };
+	static const struct edge e[] = { { "main", "ret_only", 5 }, { "main", "xor_ret", 3 },
+					 END_EDGES };
+	struct traced t;
+
+	trace_fixture("tiny", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "xor_ret sum 0\n");
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(endbr_functions)
+{
+	static const struct count c[] = { { "main", 1 }, { "twice", 3 }, { "add1", 6 },
+					  END_COUNTS };
+	static const struct edge e[] = { { "main", "twice", 3 }, { "twice", "add1", 6 },
+					 END_EDGES };
+	struct traced t;
+
+	trace_fixture("endbr", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "result 15\n");
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(fnptr_indirect)
+{
+	static const struct count c[] = { { "main", 1 }, { "apply", 7 }, { "op_add", 3 },
+					  { "op_sub", 2 }, { "op_mul", 2 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "apply", 7 }, { "apply", "op_add", 3 },
+					 { "apply", "op_sub", 2 }, { "apply", "op_mul", 2 },
+					 END_EDGES };
+	struct traced t;
+	long long nr_cmp;
+
+	trace_fixture("fnptr", NULL, NULL, 0, 0, &t);
+	nr_cmp = number_after(t.plain.out.p, "cmp_int calls ");
+	ck_assert_msg(nr_cmp > 0, "fnptr printed no comparator count: %s", t.plain.out.p);
+	expect_counts(t.report, c, e);
+	/* called by libc's qsort (untraced): the nearest traced caller is main */
+	ck_assert_int_eq(fn_calls(t.report, "cmp_int"), nr_cmp);
+	ck_assert_int_eq(edge_calls(t.report, "main", "cmp_int"), nr_cmp);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(exit_from_depth)
+{
+	static const struct count c[] = { { "main", 1 }, { "d1", 1 }, { "d2", 1 }, { "d3", 1 },
+					  { "d4", 1 }, { "d5", 1 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "d1", 1 }, { "d1", "d2", 1 }, { "d2", "d3", 1 },
+					 { "d3", "d4", 1 }, { "d4", "d5", 1 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("exitdepth", NULL, NULL, 0, 3, &t);
+	ck_assert_str_eq(t.plain.out.p, "in d5, exiting with 3\n");
+	expect_counts(t.report, c, e);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/d1/d2/d3/d4/d5"), 1);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(segv_at_depth)
+{
+	static const struct count c[] = { { "main", 1 }, { "warm", 4 }, { "s1", 1 }, { "s2", 1 },
+					  { "s3", 1 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "warm", 4 }, { "main", "s1", 1 },
+					 { "s1", "s2", 1 }, { "s2", "s3", 1 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("segv", NULL, NULL, 0, 128 + SIGSEGV, &t);
+	ck_assert_str_eq(t.plain.out.p, "warm 10\n");
+	expect_counts(t.report, c, e);
+	ck_assert_int_eq(tree_path_calls(t.report, "main/s1/s2/s3"), 1);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(status42_passthrough)
+{
+	static const struct count c[] = { { "main", 1 }, { "pick", 2 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "pick", 2 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("status42", NULL, NULL, 0, 42, &t);
+	ck_assert_str_eq(t.plain.out.p, "status 42\n");
+	ck_assert_str_eq(t.plain.err.p, "status42: exiting with 42\n");
+	ck_assert_msg(strstr(t.traced.err.p, "status42: exiting with 42\n"),
+		      "the program's stderr line is missing under calltrace: %s",
+		      err_head(&t.traced));
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(catlines_stdin)
+{
+	static const struct count c[] = { { "main", 1 }, { "copy_line", 100 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "copy_line", 100 }, END_EDGES };
+	struct buf in = { 0 };
+	struct traced t;
+	char line[128];
+
+	for (int i = 0; i < 100; i++) {	/* 100 lines, the last without '\n' */
+		int len = snprintf(line, sizeof(line), "line %d:", i);
+
+		for (int j = 0; j < i % 7; j++)
+			len += snprintf(line + len, sizeof(line) - (size_t)len, " abc");
+		buf_add(&in, line, (size_t)len);
+		if (i < 99)
+			buf_add(&in, "\n", 1);
+	}
+	trace_fixture("catlines", NULL, in.p, in.len, 0, &t);
+	ck_assert_uint_eq(t.plain.out.len, in.len);
+	ck_assert(memcmp(t.plain.out.p, in.p, in.len) == 0);
+	expect_counts(t.report, c, e);
+	free(in.p);
+	traced_free(&t);
+}
+END_TEST
+
+START_TEST(demo_readme)
+{
+	static const struct count c[] = { { "main", 1 }, { "count_primes", 1 }, { "is_prime", 98 },
+					  { "fib", 2165 }, { "show", 4 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "count_primes", 1 },
+					 { "count_primes", "is_prime", 98 }, { "main", "fib", 3 },
+					 { "fib", "fib", 2162 }, { "main", "show", 4 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("demo", NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p,
+			 "primes below 100 = 25\nfib(5) = 5\nfib(10) = 55\nfib(15) = 610\n");
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+/* Default format fprof, written to stderr: the program's stdout is untouched, and the
+ * report names functions as {Module,Function,Arity} with the executable's base name as
+ * module and the arity from DWARF. */
+START_TEST(fprof_default_to_stderr)
+{
+	char *plain_argv[] = { FIX("recursion"), "10", NULL };
+	char *traced_argv[] = { CT_CALLTRACE, FIX("recursion"), "10", NULL };
+	struct run plain, traced;
+	int found_fib = 0, found_main = 0;
+	char *save = NULL;
+
+	run_argv(plain_argv, NULL, NULL, 0, &plain);
+	run_argv(traced_argv, NULL, NULL, 0, &traced);
+	ck_assert_int_eq(plain.status, 0);
+	ck_assert_msg(traced.status == 0, "status %d; stderr:\n%s", traced.status,
+		      err_head(&traced));
+	ck_assert_str_eq(traced.out.p, plain.out.p);
+	ck_assert_msg(strstr(traced.err.p, "analysis_options"), "no fprof report on stderr:\n%s",
+		      err_head(&traced));
+	for (char *l = strtok_r(traced.err.p, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		/* the marked line of fib's paragraph: " { {recursion,fib,1},   177, ..." */
+		if (strstr(l, "{recursion,fib,1},") && strstr(l, " 177,") &&
+		    strncmp(l, " { ", 3) == 0)
+			found_fib = 1;
+		if (strstr(l, "{recursion,main,2}"))
+			found_main = 1;
+	}
+	ck_assert_msg(found_fib, "no line ' { {recursion,fib,1}, 177, ...' in the fprof report");
+	ck_assert_msg(found_main, "no {recursion,main,2} in the fprof report");
+	run_free(&plain);
+	run_free(&traced);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ fixtures alone */
+
+/* The fixtures behave as their opening comments say (no calltrace involved). */
+static const struct {
+	const char *name, *arg, *out;
+	int status;
+} fixture_runs[] = {
+	{ "recursion", "20", "fib(20) = 6765\n", 0 },
+	{ "recursion", "10", "fib(10) = 55\n", 0 },
+	{ "mutual", NULL, "10 even: 1\n7 odd: 1\n", 0 },
+	{ "callers", NULL, "total = 63\n", 0 },
+	{ "callers_nopie", NULL, "total = 63\n", 0 },
+	{ "callers_static", NULL, "total = 63\n", 0 },
+	{ "tailcall", NULL, "sum = 70\n", 0 },
+	{ "ripfirst", NULL, "g=7 g=1000 g=1000 g=2000 c=0x1122334455667788 x4 addr ok\n", 0 },
+	{ "tiny", NULL, "xor_ret sum 0\n", 0 },
+	{ "endbr", NULL, "result 15\n", 0 },
+	{ "exitdepth", NULL, "in d5, exiting with 3\n", 3 },
+	{ "segv", NULL, "warm 10\n", 128 + SIGSEGV },
+	{ "status42", NULL, "status 42\n", 42 },
+	{ "demo", NULL, "primes below 100 = 25\nfib(5) = 5\nfib(10) = 55\nfib(15) = 610\n", 0 },
+};
+
+START_TEST(fixture_untraced)
+{
+	char path[4096];
+	char *argv[3] = { path, (char *)fixture_runs[_i].arg, NULL };
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/%s", CT_FIXTURE_DIR, fixture_runs[_i].name);
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == fixture_runs[_i].status, "%s: status %d, expected %d",
+		      fixture_runs[_i].name, r.status, fixture_runs[_i].status);
+	ck_assert_str_eq(r.out.p, fixture_runs[_i].out);
+	run_free(&r);
+}
+END_TEST
+
+/* Instructions of @sym in fixture @file, one per element, as objdump prints them
+ * ("jmp    11e0 <b>"); *nr set. Caller owns the array and strings (free_insns). */
+static char **disasm(const char *file, const char *sym, size_t *nr)
+{
+	char path[4096], opt[256], header[256];
+	char *argv[] = { "objdump", "-d", "--no-show-raw-insn", opt, path, NULL };
+	char **v = NULL, *p, *save = NULL;
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/%s", CT_FIXTURE_DIR, file);
+	snprintf(opt, sizeof(opt), "--disassemble=%s", sym);
+	snprintf(header, sizeof(header), "<%s>:", sym);
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "objdump failed on %s: %s", path, r.err.p);
+	p = strstr(r.out.p, header);
+	ck_assert_msg(p, "no symbol %s in %s", sym, path);
+	*nr = 0;
+	for (char *l = strtok_r(p + strlen(header), "\n", &save); l && *l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		char *insn = strstr(l, ":\t");
+
+		if (!insn)
+			break;		/* next symbol's header or end */
+		v = realloc(v, (*nr + 1) * sizeof(*v));
+		ck_assert_ptr_nonnull(v);
+		v[(*nr)++] = xstrdup(insn + 2);
+	}
+	ck_assert_msg(*nr > 0, "no instructions for %s in %s", sym, path);
+	run_free(&r);
+	return v;
+}
+
+static void free_insns(char **v, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void expect_insn(const char *file, const char *sym, int last, const char *prefix,
+			const char *contains)
+{
+	size_t nr;
+	char **v = disasm(file, sym, &nr);
+	const char *insn = v[last ? nr - 1 : 0];
+
+	ck_assert_msg(strncmp(insn, prefix, strlen(prefix)) == 0 &&
+		      (!contains || strstr(insn, contains)),
+		      "%s: %s instruction of %s is \"%s\", expected \"%s...%s\"", file,
+		      last ? "last" : "first", sym, insn, prefix, contains ? contains : "");
+	free_insns(v, nr);
+}
+
+START_TEST(tailcall_is_jmp)
+{
+	expect_insn("tailcall", "a", 1, "jmp", "<b>");
+	expect_insn("tailcall", "b", 1, "jmp", "<c>");
+	expect_insn("tailcall", "c", 1, "ret", NULL);
+}
+END_TEST
+
+START_TEST(endbr_first_insn)
+{
+	expect_insn("endbr", "main", 0, "endbr64", NULL);
+	expect_insn("endbr", "twice", 0, "endbr64", NULL);
+	expect_insn("endbr", "add1", 0, "endbr64", NULL);
+}
+END_TEST
+
+START_TEST(ripfirst_first_insn)
+{
+	expect_insn("ripfirst", "getg", 0, "mov ", "(%rip)");
+	expect_insn("ripfirst", "setg", 0, "movl ", "(%rip)");
+	expect_insn("ripfirst", "setg2", 0, "movl ", "(%rip)");
+	expect_insn("ripfirst", "loadc", 0, "movdqa ", "(%rip)");
+	expect_insn("ripfirst", "addrg", 0, "lea ", "(%rip)");
+}
+END_TEST
+
+START_TEST(tiny_sizes)
+{
+	size_t nr;
+	char **v = disasm("tiny", "ret_only", &nr);
+
+	ck_assert_int_eq(nr, 1);
+	ck_assert_str_eq(v[0], "ret");
+	free_insns(v, nr);
+	v = disasm("tiny", "xor_ret", &nr);
+	ck_assert_int_eq(nr, 2);
+	ck_assert(strncmp(v[0], "xor ", 4) == 0 && strcmp(v[1], "ret") == 0);
+	free_insns(v, nr);
+}
+END_TEST
+
+/* marker and marker_static_stripped create their argument; the error tests rely on it. */
+START_TEST(marker_creates_file)
+{
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", file[4200];
+	char *argv[] = { FIX("marker"), file, NULL };
+	char *argv_static[] = { FIX("marker_static_stripped"), file, NULL };
+	struct run r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/ran", dir);
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(unlink(file), 0);
+	run_free(&r);
+	run_argv(argv_static, NULL, NULL, 0, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(unlink(file), 0);
+	run_free(&r);
+	rmdir(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ errors */
+
+/* Each case: calltrace's status, stderr exactly one line "calltrace: ..." containing
+ * every key (case-insensitive; "x|y" accepts either), and the program never ran (the
+ * marker file @dir/ran does not exist). Runs in a fresh temporary directory. */
+struct err_case {
+	const char *what;
+	int status;
+	const char *keys[4];
+};
+
+static const struct err_case err_cases[] = {
+	{ "nonexistent path", 127, { "./no/such/prog", "no such file" } },
+	{ "bare name not in PATH", 127, { "no-such-cmd-xyz", "not found" } },
+	{ "file without x bits", 126, { "noexec", "not executable" } },
+	{ "executable script", 126, { "script.sh", "not an ELF" } },
+	{ "32-bit ELF", 126, { "elf32", "32-bit" } },
+	{ "aarch64 ELF", 126, { "arm64", "x86-64" } },
+	{ "-f matching nothing", 125, { "no_such_function_xyz", "no function|no such function" } },
+	{ "no symbols at all", 125, { "marker_static_stripped", "no function symbols" } },
+	{ "unknown option", 125, { "--bogus" } },
+	{ "unwritable -o", 125, { "/nonexistent-dir/x.txt" } },
+};
+
+/* Copy the marker fixture to @dst with @mode, then patch @nr bytes at @off (if nr). */
+static void copy_marker(const char *dst, mode_t mode, size_t off, const void *bytes, size_t nr)
+{
+	size_t len;
+	char *elf = read_file(FIX("marker"), &len);
+
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_uint_gt(len, off + nr);
+	memcpy(elf + off, bytes, nr);
+	write_file(dst, elf, len, mode);
+	free(elf);
+}
+
+static int has_key(const char *line, const char *keys)
+{
+	char *copy = xstrdup(keys), *save = NULL;
+	int found = 0;
+
+	for (char *k = strtok_r(copy, "|", &save); k && !found; k = strtok_r(NULL, "|", &save))
+		found = strcasestr(line, k) != NULL;
+	free(copy);
+	return found;
+}
+
+START_TEST(error_path)
+{
+	const struct err_case *c = &err_cases[_i];
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", marker[4200], path[4200];
+	char *argv[8] = { CT_CALLTRACE };
+	struct run r;
+	int n = 1;
+
+	path[0] = '\0';
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(marker, sizeof(marker), "%s/ran", dir);
+	switch (_i) {
+	case 0:
+		argv[n++] = "./no/such/prog";
+		break;
+	case 1:
+		argv[n++] = "no-such-cmd-xyz";
+		break;
+	case 2:
+		snprintf(path, sizeof(path), "%s/noexec", dir);
+		copy_marker(path, 0644, 0, NULL, 0);
+		argv[n++] = "./noexec";
+		break;
+	case 3: {
+		char script[4400];
+
+		snprintf(script, sizeof(script), "#!/bin/sh\n: > '%s'\n", marker);
+		snprintf(path, sizeof(path), "%s/script.sh", dir);
+		write_file(path, script, strlen(script), 0755);
+		argv[n++] = "./script.sh";
+		break;
+	}
+	case 4: {
+		const unsigned char elfclass32 = 1;	/* e_ident[EI_CLASS] = ELFCLASS32 */
+
+		snprintf(path, sizeof(path), "%s/elf32", dir);
+		copy_marker(path, 0755, 4, &elfclass32, 1);
+		argv[n++] = "./elf32";
+		break;
+	}
+	case 5: {
+		const unsigned char em_aarch64[2] = { 183, 0 };	/* e_machine, little-endian */
+
+		snprintf(path, sizeof(path), "%s/arm64", dir);
+		copy_marker(path, 0755, 18, em_aarch64, 2);
+		argv[n++] = "./arm64";
+		break;
+	}
+	case 6:
+		argv[n++] = "-f";
+		argv[n++] = "no_such_function_xyz";
+		argv[n++] = FIX("marker");
+		break;
+	case 7:
+		argv[n++] = FIX("marker_static_stripped");
+		break;
+	case 8:
+		argv[n++] = "--bogus";
+		argv[n++] = FIX("marker");
+		break;
+	case 9:
+		argv[n++] = "-o";
+		argv[n++] = "/nonexistent-dir/x.txt";
+		argv[n++] = FIX("marker");
+		break;
+	default:
+		ck_abort_msg("no such error case %d", _i);
+	}
+	argv[n++] = marker;
+	argv[n] = NULL;
+	run_argv(argv, dir, NULL, 0, &r);
+
+	ck_assert_msg(r.status == c->status, "%s: status %d, expected %d; stderr: %s", c->what,
+		      r.status, c->status, err_head(&r));
+	ck_assert_msg(r.err.len > 0 && r.err.p[r.err.len - 1] == '\n' &&
+		      memchr(r.err.p, '\n', r.err.len) == r.err.p + r.err.len - 1,
+		      "%s: stderr is not exactly one line: \"%s\"", c->what, err_head(&r));
+	ck_assert_msg(strncmp(r.err.p, "calltrace: ", 11) == 0,
+		      "%s: stderr does not start with \"calltrace: \": %s", c->what, r.err.p);
+	for (int k = 0; k < 4 && c->keys[k]; k++)
+		ck_assert_msg(has_key(r.err.p, c->keys[k]), "%s: \"%s\" not in: %s", c->what,
+			      c->keys[k], r.err.p);
+	ck_assert_str_eq(r.out.p, "");
+	ck_assert_msg(access(marker, F_OK) < 0 && errno == ENOENT,
+		      "%s: the program ran (marker file created)", c->what);
+
+	if (path[0])
+		unlink(path);
+	rmdir(dir);
+	run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ runner */
+
+static TCase *tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, TEST_TIMEOUT);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+static Suite *fixtures_suite(void)
+{
+	Suite *s = suite_create("fixtures");
+
+	tcase_add_loop_test(tcase(s, "untraced"), fixture_untraced, 0,
+			    (int)(sizeof(fixture_runs) / sizeof(fixture_runs[0])));
+	tcase_add_test(tcase(s, "tailcall_is_jmp"), tailcall_is_jmp);
+	tcase_add_test(tcase(s, "endbr_first_insn"), endbr_first_insn);
+	tcase_add_test(tcase(s, "ripfirst_first_insn"), ripfirst_first_insn);
+	tcase_add_test(tcase(s, "tiny_sizes"), tiny_sizes);
+	tcase_add_test(tcase(s, "marker"), marker_creates_file);
+	return s;
+}
+
+static Suite *trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+
+	tcase_add_test(tcase(s, "recursion"), recursion_fib20);
+	tcase_add_test(tcase(s, "recursion_file_line"), recursion_file_line);
+	tcase_add_test(tcase(s, "mutual"), mutual_even_odd);
+	tcase_add_loop_test(tcase(s, "callers"), callers_link_modes, 0, 3);
+	tcase_add_test(tcase(s, "tailcall"), tailcall_chain);
+	tcase_add_test(tcase(s, "ripfirst"), ripfirst_relocated);
+	tcase_add_test(tcase(s, "tiny"), tiny_ret_functions);
+	tcase_add_test(tcase(s, "endbr"), endbr_functions);
+	tcase_add_test(tcase(s, "fnptr"), fnptr_indirect);
+	tcase_add_test(tcase(s, "exitdepth"), exit_from_depth);
+	tcase_add_test(tcase(s, "segv"), segv_at_depth);
+	tcase_add_test(tcase(s, "status42"), status42_passthrough);
+	tcase_add_test(tcase(s, "catlines"), catlines_stdin);
+	tcase_add_test(tcase(s, "demo"), demo_readme);
+	tcase_add_test(tcase(s, "fprof_default"), fprof_default_to_stderr);
+	return s;
+}
+
+static Suite *errors_suite(void)
+{
+	Suite *s = suite_create("errors");
+
+	tcase_add_loop_test(tcase(s, "error_path"), error_path, 0,
+			    (int)(sizeof(err_cases) / sizeof(err_cases[0])));
+	return s;
+}
+
+/* Can this process trace a child? (Denied under some container seccomp profiles.) */
+static int ptrace_permitted(void)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(1);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return 0;
+	if (WIFSTOPPED(st)) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		if (waitpid(pid, &st, 0) < 0)
+			return 0;
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int main(void)
+{
+	int can_trace = ptrace_permitted(), failed;
+	SRunner *sr = srunner_create(fixtures_suite());
+
+	signal(SIGPIPE, SIG_IGN);	/* a fixture that stops reading stdin: EPIPE, not death */
+	srunner_add_suite(sr, errors_suite());
+	if (can_trace)
+		srunner_add_suite(sr, trace_suite());
+	else
+		fprintf(stderr, "check_e2e: ptrace not permitted here; skipping the trace suite\n");
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (failed)
+		return EXIT_FAILURE;
+	return can_trace ? EXIT_SUCCESS : 77;
+}
