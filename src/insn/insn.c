@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+/* insn.c - x86-64 instruction analysis on top of capstone 4.0.2: classification, body
+ * scans and breakpoint-site plans (rewrite, emulate, or execute out of line). The only
+ * capstone user; no cs_insn leaves this file. Every XOL copy is re-decoded and checked
+ * (same instruction, same length, same absolute target or effective address) before a
+ * plan is handed out, so a capstone surprise ends in PLAN_REFUSE, never in bad code. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "calltrace/insn.h"
+
+struct insn_decoder {
+	csh handle;
+	cs_insn *insn;        /* the last instruction decoded, detail filled */
+};
+
+/* Encodings of the instructions emitted into XOL slots. */
+#define OP_JMP_REL32    0xe9
+#define OP_PUSH_RAX     0x50
+#define JMP_REL32_LEN   5
+#define JCC_REL32_LEN   6
+#define CALL_SEQ_LEN    15    /* push %rax; movabs $ret,%rax; xchg %rax,(%rsp) */
+#define MAX_INSN_LEN    15
+
+int insn_decoder_new(struct insn_decoder **out)
+{
+	struct insn_decoder *d;
+	cs_err err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	err = cs_open(CS_ARCH_X86, CS_MODE_64, &d->handle);
+	if (err != CS_ERR_OK) {
+		free(d);
+		return err == CS_ERR_MEM ? -ENOMEM : -EINVAL;
+	}
+	if (cs_option(d->handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+		cs_close(&d->handle);
+		free(d);
+		return -EINVAL;
+	}
+	d->insn = cs_malloc(d->handle);
+	if (!d->insn) {
+		cs_close(&d->handle);
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void insn_decoder_free(struct insn_decoder *d)
+{
+	if (!d)
+		return;
+	cs_free(d->insn, 1);
+	cs_close(&d->handle);
+	free(d);
+}
+
+static bool has_group(const cs_insn *ci, uint8_t grp)
+{
+	const cs_detail *det = ci->detail;
+	int i;
+
+	for (i = 0; i < det->groups_count; i++)
+		if (det->groups[i] == grp)
+			return true;
+	return false;
+}
+
+/* The memory operand based on %rip, or NULL. */
+static const cs_x86_op *riprel_operand(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int i;
+
+	for (i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+			return &x->operands[i];
+	return NULL;
+}
+
+static bool uses_eip_base(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int i;
+
+	for (i = 0; i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_EIP)
+			return true;
+	return false;
+}
+
+static bool is_jcc_opcode(const cs_x86 *x)
+{
+	return (x->opcode[0] >= 0x70 && x->opcode[0] <= 0x7f) ||
+	       (x->opcode[0] == 0x0f && x->opcode[1] >= 0x80 && x->opcode[1] <= 0x8f);
+}
+
+/* The condition code (low nibble of the opcode) of a jcc rel8 or rel32. */
+static uint8_t jcc_condition(const cs_x86 *x)
+{
+	return x->opcode[0] == 0x0f ? (x->opcode[1] & 0x0f) : (x->opcode[0] & 0x0f);
+}
+
+static enum insn_kind classify_branch(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	/* capstone decodes 0x66-prefixed near branches as rel16, Intel CPUs ignore the
+	 * prefix in 64-bit mode: the two disagree on the length, so never touch them. */
+	if (x->prefix[2] == 0x66)
+		return INSN_TRAP;
+	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return INSN_TRAP;
+	switch (ci->id) {
+	case X86_INS_CALL:
+		return x->opcode[0] == 0xe8 ? INSN_CALL : INSN_TRAP;
+	case X86_INS_JMP:
+		return (x->opcode[0] == 0xe9 || x->opcode[0] == 0xeb) ? INSN_JMP : INSN_TRAP;
+	default:
+		return is_jcc_opcode(x) ? INSN_JCC : INSN_TRAP;
+	}
+}
+
+static enum insn_kind classify(const cs_insn *ci)
+{
+	switch (ci->id) {
+	case X86_INS_NOP:
+	case X86_INS_ENDBR64:
+	case X86_INS_ENDBR32:
+		return INSN_NOP;
+	case X86_INS_RET:
+		return INSN_RET;
+	case X86_INS_LOOP:
+	case X86_INS_LOOPE:
+	case X86_INS_LOOPNE:
+	case X86_INS_JRCXZ:
+	case X86_INS_JECXZ:
+	case X86_INS_JCXZ:
+		return INSN_LOOP;
+	case X86_INS_XBEGIN:
+	case X86_INS_XABORT:
+	case X86_INS_UD2:
+	case X86_INS_UD2B:
+	case X86_INS_UD0:
+	case X86_INS_HLT:
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_SYSENTER:
+		return INSN_TRAP;
+	case X86_INS_SYSCALL:
+		return INSN_OTHER;   /* runs fine from a slot: the kernel resumes after it */
+	case X86_INS_LJMP:
+		return INSN_JMP_IND;
+	case X86_INS_LCALL:
+		return INSN_CALL_IND;
+	default:
+		break;
+	}
+	if (has_group(ci, CS_GRP_INT) || has_group(ci, CS_GRP_IRET) ||
+	    has_group(ci, CS_GRP_PRIVILEGE))
+		return INSN_TRAP;
+	/* BRANCH_RELATIVE, not JUMP: 'loop' is not in JUMP, and 'jmp *%rax' is. */
+	if (has_group(ci, CS_GRP_BRANCH_RELATIVE))
+		return classify_branch(ci);
+	if (has_group(ci, CS_GRP_JUMP))
+		return INSN_JMP_IND;
+	if (has_group(ci, CS_GRP_CALL))
+		return INSN_CALL_IND;
+	return INSN_OTHER;
+}
+
+static void fill_info(const cs_insn *ci, struct insn_info *out)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = ci->address;
+	out->len = (uint8_t)ci->size;
+	out->kind = classify(ci);
+	switch (out->kind) {
+	case INSN_JMP:
+	case INSN_JCC:
+	case INSN_CALL:
+	case INSN_LOOP:
+		out->target = (uint64_t)x->operands[0].imm;
+		break;
+	case INSN_RET:
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM)
+			out->ret_pop = (uint16_t)x->operands[0].imm;
+		break;
+	default:
+		break;
+	}
+	if (riprel_operand(ci)) {
+		out->is_riprel = true;
+		out->disp_offset = x->encoding.disp_offset;
+	}
+}
+
+/* Decode one instruction into d->insn. 0 or -EINVAL. */
+static int decode_one(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr)
+{
+	const uint8_t *p = code;
+	size_t n = len;
+	uint64_t a = addr;
+
+	if (!code || len == 0)
+		return -EINVAL;
+	if (!cs_disasm_iter(d->handle, &p, &n, &a, d->insn))
+		return -EINVAL;
+	return 0;
+}
+
+int insn_decode(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		struct insn_info *out)
+{
+	int rc;
+
+	rc = decode_one(d, code, len, addr);
+	if (rc < 0)
+		return rc;
+	fill_info(d->insn, out);
+	return 0;
+}
+
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static void put_le32(uint8_t *p, int32_t v)
+{
+	uint32_t u = (uint32_t)v;
+
+	p[0] = (uint8_t)u;
+	p[1] = (uint8_t)(u >> 8);
+	p[2] = (uint8_t)(u >> 16);
+	p[3] = (uint8_t)(u >> 24);
+}
+
+static int32_t get_le32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Append @op (1 or 2 opcode bytes) + rel32 to @target; the instruction sits at
+ * @slot + p->xol_len. false if the target is out of rel32 reach. */
+static bool emit_rel32(struct insn_plan *p, uint64_t slot, const uint8_t *op, int op_len,
+		       uint64_t target)
+{
+	uint64_t next = slot + p->xol_len + op_len + 4;
+	int64_t rel = (int64_t)(target - next);
+
+	if (!fits_s32(rel) || p->xol_len + op_len + 4 > INSN_XOL_SLOT)
+		return false;
+	memcpy(p->xol + p->xol_len, op, op_len);
+	put_le32(p->xol + p->xol_len + op_len, (int32_t)rel);
+	p->xol_len += op_len + 4;
+	return true;
+}
+
+static bool emit_jmp(struct insn_plan *p, uint64_t slot, uint64_t target)
+{
+	static const uint8_t op[1] = { OP_JMP_REL32 };
+
+	return emit_rel32(p, slot, op, 1, target);
+}
+
+/* Re-decode the XOL code at offset @off (runtime address slot + @off) and check that it
+ * is instruction @id of @len bytes and, when @target is nonzero, that its relative
+ * target (or, if it is rip-relative, its effective address) is @target. */
+static bool verify_xol(struct insn_decoder *d, const struct insn_plan *p, uint64_t slot,
+		       int off, unsigned int id, int len, uint64_t target)
+{
+	const cs_x86_op *mem;
+	const cs_x86 *x;
+
+	if (decode_one(d, p->xol + off, p->xol_len - off, slot + off) < 0)
+		return false;
+	if (d->insn->id != id || d->insn->size != len)
+		return false;
+	if (!target)
+		return true;
+	mem = riprel_operand(d->insn);
+	if (mem)
+		return slot + off + len + (uint64_t)mem->mem.disp == target;
+	x = &d->insn->detail->x86;
+	return x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
+	       (uint64_t)x->operands[0].imm == target;
+}
+
+static void refuse(struct insn_plan *p, const char *why)
+{
+	memset(p->xol, 0, sizeof(p->xol));
+	memset(p->patch, 0, sizeof(p->patch));
+	p->kind = PLAN_REFUSE;
+	p->why = why;
+	p->xol_len = 0;
+	p->patch_len = 0;
+}
+
+/* A single nop of @n bytes (1..14) at @buf: the recommended Intel encodings, longer ones
+ * with extra 0x66 prefixes in front of the 10-byte form. */
+static void put_nop(uint8_t *buf, int n)
+{
+	static const uint8_t nops[10][10] = {
+		{ 0 },
+		{ 0x90 },
+		{ 0x66, 0x90 },
+		{ 0x0f, 0x1f, 0x00 },
+		{ 0x0f, 0x1f, 0x40, 0x00 },
+		{ 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00 },
+		{ 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+		{ 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 },
+	};
+	static const uint8_t nop10[10] = {
+		0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00
+	};
+
+	if (n <= 9) {
+		memcpy(buf, nops[n], n);
+		return;
+	}
+	memset(buf, 0x66, n - 10);
+	memcpy(buf + n - 10, nop10, sizeof(nop10));
+}
+
+/* Any instruction that does not depend on its address, or whose only dependence is a
+ * %rip-relative memory operand: copy, re-base the displacement, jump back. */
+static const char *plan_copy(struct insn_decoder *d, const uint8_t *code, uint64_t addr,
+			     uint64_t slot, struct insn_plan *p)
+{
+	const cs_insn *ci = d->insn;
+	const cs_x86 *x = &ci->detail->x86;
+	const cs_x86_op *mem = riprel_operand(ci);
+	unsigned int id = ci->id;
+	int len = ci->size;
+	uint64_t ea = 0;
+
+	if (uses_eip_base(ci))
+		return "eip-relative operand (0x67 prefix)";
+	memcpy(p->xol, code, len);
+	p->xol_len = (uint8_t)len;
+	if (mem) {
+		int off = x->encoding.disp_offset;
+		int64_t disp;
+
+		/* The displacement is 4 bytes whatever disp_size says (0x66 bug in 4.0.2);
+		 * make sure that, and the immediate after it, account for the whole length. */
+		if (off <= 0 || off + 4 + x->encoding.imm_size != len ||
+		    get_le32(code + off) != mem->mem.disp)
+			return "cannot locate the rip-relative displacement";
+		ea = addr + len + (uint64_t)mem->mem.disp;
+		disp = mem->mem.disp + (int64_t)(addr - slot);
+		if (!fits_s32(disp))
+			return "rip-relative operand out of reach of the XOL slot";
+		put_le32(p->xol + off, (int32_t)disp);
+	}
+	if (!emit_jmp(p, slot, addr + len))
+		return "XOL slot too far from the site for a jmp back";
+	if (!verify_xol(d, p, slot, 0, id, len, ea) ||
+	    !verify_xol(d, p, slot, len, X86_INS_JMP, JMP_REL32_LEN, addr + len))
+		return "relocated copy does not decode as the original";
+	p->kind = PLAN_XOL;
+	return NULL;
+}
+
+/* Start the XOL code with 'push %rax; movabs $ret,%rax; xchg %rax,(%rsp)': the original
+ * return address @ret is pushed and every register is left as it was. */
+static void put_push_ret(struct insn_plan *p, uint64_t ret)
+{
+	static const uint8_t xchg[4] = { 0x48, 0x87, 0x04, 0x24 };
+
+	p->xol[0] = OP_PUSH_RAX;
+	p->xol[1] = 0x48;
+	p->xol[2] = 0xb8;
+	put_le64(p->xol + 3, ret);
+	memcpy(p->xol + 11, xchg, sizeof(xchg));
+	p->xol_len = CALL_SEQ_LEN;
+}
+
+/* call rel32: push the original return address, then jmp to the target. */
+static const char *plan_call(struct insn_decoder *d, uint64_t addr, uint64_t slot,
+			     struct insn_plan *p)
+{
+	put_push_ret(p, addr + p->insn.len);
+	if (!emit_jmp(p, slot, p->insn.target))
+		return "call target out of rel32 reach of the XOL slot";
+	if (!verify_xol(d, p, slot, CALL_SEQ_LEN, X86_INS_JMP, JMP_REL32_LEN, p->insn.target))
+		return "relocated call does not decode as expected";
+	p->kind = PLAN_XOL;
+	return NULL;
+}
+
+static bool is_stack_reg(x86_reg r)
+{
+	return r == X86_REG_RSP || r == X86_REG_ESP || r == X86_REG_SP;
+}
+
+/* call *X: the same push sequence, then the same instruction turned into 'jmp *X'
+ * (ModRM.reg /2 -> /4). X is evaluated after the push, so it must not involve %rsp;
+ * an X that reads the 8 bytes below %rsp through another register would see the pushed
+ * address, which compiled code never does (a function that calls keeps nothing in the
+ * red zone across the call). */
+static const char *plan_call_ind(struct insn_decoder *d, const uint8_t *code, uint64_t addr,
+				 uint64_t slot, struct insn_plan *p)
+{
+	const cs_insn *ci = d->insn;
+	const cs_x86 *x = &ci->detail->x86;
+	const cs_x86_op *op = &x->operands[0];
+	const cs_x86_op *mem = riprel_operand(ci);
+	int len = ci->size;
+	int modrm = x->encoding.modrm_offset;
+	uint64_t ea = 0;
+
+	if (ci->id != X86_INS_CALL || x->opcode[0] != 0xff || x->op_count != 1 ||
+	    modrm <= 0 || modrm >= len || ((code[modrm] >> 3) & 7) != 2)
+		return "unsupported indirect call form";
+	if ((op->type == X86_OP_REG && is_stack_reg(op->reg)) ||
+	    (op->type == X86_OP_MEM && (is_stack_reg(op->mem.base) ||
+					is_stack_reg(op->mem.index))))
+		return "indirect call through %rsp";
+	if (uses_eip_base(ci))
+		return "eip-relative operand (0x67 prefix)";
+
+	put_push_ret(p, addr + len);
+	memcpy(p->xol + CALL_SEQ_LEN, code, len);
+	p->xol[CALL_SEQ_LEN + modrm] = (uint8_t)((code[modrm] & 0xc7) | (4 << 3));
+	p->xol_len = (uint8_t)(CALL_SEQ_LEN + len);
+	if (mem) {
+		int off = x->encoding.disp_offset;
+		int64_t disp;
+
+		if (off <= 0 || off + 4 + x->encoding.imm_size != len ||
+		    get_le32(code + off) != mem->mem.disp)
+			return "cannot locate the rip-relative displacement";
+		/* same effective address from slot + 15: addr+len+old == slot+15+len+new */
+		ea = addr + len + (uint64_t)mem->mem.disp;
+		disp = mem->mem.disp + (int64_t)(addr - slot) - CALL_SEQ_LEN;
+		if (!fits_s32(disp))
+			return "rip-relative operand out of reach of the XOL slot";
+		put_le32(p->xol + CALL_SEQ_LEN + off, (int32_t)disp);
+	}
+	if (!verify_xol(d, p, slot, CALL_SEQ_LEN, X86_INS_JMP, len, ea))
+		return "relocated indirect call does not decode as expected";
+	p->kind = PLAN_XOL;
+	return NULL;
+}
+
+static const char *plan_jcc(struct insn_decoder *d, uint64_t addr, uint64_t slot,
+			    struct insn_plan *p)
+{
+	uint8_t op[2] = { 0x0f, 0x80 };
+	unsigned int id = d->insn->id;
+
+	op[1] |= jcc_condition(&d->insn->detail->x86);
+	if (!emit_rel32(p, slot, op, 2, p->insn.target))
+		return "jcc target out of rel32 reach of the XOL slot";
+	if (!emit_jmp(p, slot, addr + p->insn.len))
+		return "XOL slot too far from the site for a jmp back";
+	if (!verify_xol(d, p, slot, 0, id, JCC_REL32_LEN, p->insn.target) ||
+	    !verify_xol(d, p, slot, JCC_REL32_LEN, X86_INS_JMP, JMP_REL32_LEN,
+			addr + p->insn.len))
+		return "widened jcc does not decode as expected";
+	p->kind = PLAN_XOL;
+	return NULL;
+}
+
+int insn_plan_site(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		   uint64_t slot, struct insn_plan *out)
+{
+	const char *why = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = decode_one(d, code, len, addr);
+	if (rc < 0)
+		return rc;
+	fill_info(d->insn, &out->insn);
+	if (out->insn.len > MAX_INSN_LEN) {
+		refuse(out, "instruction too long");
+		return 0;
+	}
+
+	switch (out->insn.kind) {
+	case INSN_NOP:
+		/* int3 + a nop covering the rest: the thread continues at addr + 1. */
+		out->kind = PLAN_REWRITE;
+		out->patch[0] = 0xcc;
+		put_nop(out->patch + 1, out->insn.len - 1);
+		out->patch_len = out->insn.len;
+		break;
+	case INSN_RET:
+		out->kind = PLAN_RET;
+		break;
+	case INSN_JMP:
+		out->kind = PLAN_JMP;
+		break;
+	case INSN_CALL:
+		why = plan_call(d, addr, slot, out);
+		break;
+	case INSN_JCC:
+		why = plan_jcc(d, addr, slot, out);
+		break;
+	case INSN_CALL_IND:
+		why = plan_call_ind(d, code, addr, slot, out);
+		break;
+	case INSN_LOOP:
+		why = "loop/jrcxz (rel8 only, cannot be relocated)";
+		break;
+	case INSN_TRAP:
+		why = "trapping, privileged or transactional instruction";
+		break;
+	case INSN_JMP_IND:
+	case INSN_OTHER:
+		why = plan_copy(d, code, addr, slot, out);
+		break;
+	}
+	if (why)
+		refuse(out, why);
+	return 0;
+}
+
+int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
+		   insn_exit_fn fn, void *arg, uint64_t *bad_addr)
+{
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t a = start;
+	uint64_t end = start + len;
+	struct insn_info info;
+	struct insn_exit e;
+
+	while (left > 0) {
+		uint64_t here = a;
+
+		if (!cs_disasm_iter(d->handle, &p, &left, &a, d->insn)) {
+			if (bad_addr)
+				*bad_addr = here;
+			return -EINVAL;
+		}
+		fill_info(d->insn, &info);
+		memset(&e, 0, sizeof(e));
+		e.addr = info.addr;
+		e.len = info.len;
+		e.insn_kind = info.kind;
+		switch (info.kind) {
+		case INSN_RET:
+			e.kind = EXIT_RET;
+			break;
+		case INSN_JMP:
+		case INSN_JCC:
+		case INSN_LOOP:
+			e.target = info.target;
+			if (info.target == start)
+				e.kind = EXIT_ENTRY_JUMP;
+			else if (info.target < start || info.target >= end)
+				e.kind = EXIT_JMP_OUT;
+			else
+				continue;
+			break;
+		case INSN_JMP_IND:
+			e.kind = EXIT_JMP_IND;
+			break;
+		default:
+			continue;
+		}
+		if (fn)
+			fn(&e, arg);
+	}
+	return 0;
+}

@@ -1,0 +1,1103 @@
+/* SPDX-License-Identifier: MIT */
+/* check_insn.c - unit tests for src/insn: classification, breakpoint-site plans and body
+ * scans, all on canned x86-64 byte strings. Expected XOL bytes are worked out by hand in
+ * the comments. Unless a test says otherwise the site is at ADDR = 0x401000 and its XOL
+ * slot at SLOT = 0x400000, so a re-based displacement grows by ADDR - SLOT = 0x1000 and
+ * the 'jmp rel32' back after a copied L-byte instruction is always
+ * (ADDR + L) - (SLOT + L + 5) = 0x1000 - 5 = 0xffb: e9 fb 0f 00 00. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <sys/mman.h>
+
+#include "calltrace/insn.h"
+
+#define ADDR 0x401000ULL
+#define SLOT 0x400000ULL
+#define B(...) ((const uint8_t[]){ __VA_ARGS__ }), sizeof((const uint8_t[]){ __VA_ARGS__ })
+
+static struct insn_decoder *dec;
+
+static void setup(void)
+{
+	ck_assert_int_eq(insn_decoder_new(&dec), 0);
+	ck_assert_ptr_nonnull(dec);
+}
+
+static void teardown(void)
+{
+	insn_decoder_free(dec);
+	dec = NULL;
+}
+
+static struct insn_plan plan_at(const uint8_t *code, size_t len, uint64_t addr, uint64_t slot)
+{
+	struct insn_plan p;
+
+	ck_assert_int_eq(insn_plan_site(dec, code, len, addr, slot, &p), 0);
+	return p;
+}
+
+static struct insn_plan plan(const uint8_t *code, size_t len)
+{
+	return plan_at(code, len, ADDR, SLOT);
+}
+
+static void assert_xol(const struct insn_plan *p, const uint8_t *want, size_t n)
+{
+	ck_assert_msg(p->kind == PLAN_XOL, "kind %d, why %s", p->kind, p->why ? p->why : "-");
+	ck_assert_uint_eq(p->xol_len, n);
+	ck_assert_mem_eq(p->xol, want, n);
+}
+
+static void assert_refused(const struct insn_plan *p)
+{
+	ck_assert_int_eq(p->kind, PLAN_REFUSE);
+	ck_assert_ptr_nonnull(p->why);
+	ck_assert_uint_eq(p->xol_len, 0);
+}
+
+/* ---- decoder lifecycle ---- */
+
+START_TEST(decoder_new_free)
+{
+	struct insn_decoder *d = NULL;
+
+	ck_assert_int_eq(insn_decoder_new(&d), 0);
+	ck_assert_ptr_nonnull(d);
+	insn_decoder_free(d);
+	insn_decoder_free(NULL);
+}
+END_TEST
+
+START_TEST(decode_rejects_bad_bytes)
+{
+	struct insn_info info;
+
+	ck_assert_int_eq(insn_decode(dec, B(0x06), ADDR, &info), -EINVAL);   /* push %es */
+	ck_assert_int_eq(insn_decode(dec, B(0xe8, 0x00, 0x00), ADDR, &info), -EINVAL);
+	ck_assert_int_eq(insn_decode(dec, NULL, 0, ADDR, &info), -EINVAL);
+}
+END_TEST
+
+/* ---- classification ---- */
+
+struct kind_case {
+	const char *name;
+	uint8_t bytes[16];
+	uint8_t len;
+	enum insn_kind kind;
+	uint64_t target;       /* at ADDR */
+	uint16_t ret_pop;
+	bool is_riprel;
+	int disp_offset;
+};
+
+static const struct kind_case kind_cases[] = {
+	{ "nop", { 0x90 }, 1, INSN_NOP, 0, 0, false, 0 },
+	{ "xchg %ax,%ax", { 0x66, 0x90 }, 2, INSN_NOP, 0, 0, false, 0 },
+	{ "nopl (%rax)", { 0x0f, 0x1f, 0x00 }, 3, INSN_NOP, 0, 0, false, 0 },
+	{ "nopw cs:0(%rax,%rax)", { 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 10,
+	  INSN_NOP, 0, 0, false, 0 },
+	{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, INSN_NOP, 0, 0, false, 0 },
+	{ "ret", { 0xc3 }, 1, INSN_RET, 0, 0, false, 0 },
+	{ "ret $8", { 0xc2, 0x08, 0x00 }, 3, INSN_RET, 0, 8, false, 0 },
+	{ "rep ret", { 0xf3, 0xc3 }, 2, INSN_RET, 0, 0, false, 0 },
+	{ "bnd ret", { 0xf2, 0xc3 }, 2, INSN_RET, 0, 0, false, 0 },
+	/* 0x401000 + 2 + 0x10 */
+	{ "jmp rel8", { 0xeb, 0x10 }, 2, INSN_JMP, 0x401012, 0, false, 0 },
+	/* 0x401000 + 5 + 0x100 */
+	{ "jmp rel32", { 0xe9, 0x00, 0x01, 0x00, 0x00 }, 5, INSN_JMP, 0x401105, 0, false, 0 },
+	{ "bnd jmp rel32", { 0xf2, 0xe9, 0x00, 0x01, 0x00, 0x00 }, 6, INSN_JMP, 0x401106, 0,
+	  false, 0 },
+	{ "notrack jmp rel32", { 0x3e, 0xe9, 0x00, 0x01, 0x00, 0x00 }, 6, INSN_JMP, 0x401106, 0,
+	  false, 0 },
+	/* 0x401002 - 0x10 */
+	{ "jne rel8 backwards", { 0x75, 0xf0 }, 2, INSN_JCC, 0x400ff2, 0, false, 0 },
+	{ "je rel32", { 0x0f, 0x84, 0x00, 0x01, 0x00, 0x00 }, 6, INSN_JCC, 0x401106, 0, false, 0 },
+	{ "call rel32", { 0xe8, 0x00, 0x01, 0x00, 0x00 }, 5, INSN_CALL, 0x401105, 0, false, 0 },
+	{ "jmp *%rax", { 0xff, 0xe0 }, 2, INSN_JMP_IND, 0, 0, false, 0 },
+	{ "notrack jmp *%rax", { 0x3e, 0xff, 0xe0 }, 3, INSN_JMP_IND, 0, 0, false, 0 },
+	{ "jmp *0x10(%rip)", { 0xff, 0x25, 0x10, 0, 0, 0 }, 6, INSN_JMP_IND, 0, 0, true, 2 },
+	{ "jmp *(%rax)", { 0xff, 0x20 }, 2, INSN_JMP_IND, 0, 0, false, 0 },
+	{ "ljmp *(%rax)", { 0xff, 0x28 }, 2, INSN_JMP_IND, 0, 0, false, 0 },
+	{ "call *%rax", { 0xff, 0xd0 }, 2, INSN_CALL_IND, 0, 0, false, 0 },
+	{ "call *0x10(%rip)", { 0xff, 0x15, 0x10, 0, 0, 0 }, 6, INSN_CALL_IND, 0, 0, true, 2 },
+	{ "notrack call *0x10(%rip)", { 0x3e, 0xff, 0x15, 0x10, 0, 0, 0 }, 7, INSN_CALL_IND, 0,
+	  0, true, 3 },
+	{ "lcall *(%rax)", { 0xff, 0x18 }, 2, INSN_CALL_IND, 0, 0, false, 0 },
+	{ "loop", { 0xe2, 0x10 }, 2, INSN_LOOP, 0x401012, 0, false, 0 },
+	{ "loope", { 0xe1, 0x10 }, 2, INSN_LOOP, 0x401012, 0, false, 0 },
+	{ "loopne", { 0xe0, 0x10 }, 2, INSN_LOOP, 0x401012, 0, false, 0 },
+	{ "jrcxz", { 0xe3, 0x10 }, 2, INSN_LOOP, 0x401012, 0, false, 0 },
+	{ "jecxz", { 0x67, 0xe3, 0x10 }, 3, INSN_LOOP, 0x401013, 0, false, 0 },
+	{ "int3", { 0xcc }, 1, INSN_TRAP, 0, 0, false, 0 },
+	{ "int $0x80", { 0xcd, 0x80 }, 2, INSN_TRAP, 0, 0, false, 0 },
+	{ "int1", { 0xf1 }, 1, INSN_TRAP, 0, 0, false, 0 },
+	{ "ud2", { 0x0f, 0x0b }, 2, INSN_TRAP, 0, 0, false, 0 },
+	{ "hlt", { 0xf4 }, 1, INSN_TRAP, 0, 0, false, 0 },
+	{ "cli", { 0xfa }, 1, INSN_TRAP, 0, 0, false, 0 },
+	{ "mov %cr0,%rax", { 0x0f, 0x20, 0xc0 }, 3, INSN_TRAP, 0, 0, false, 0 },
+	{ "xbegin", { 0xc7, 0xf8, 0x00, 0x01, 0x00, 0x00 }, 6, INSN_TRAP, 0, 0, false, 0 },
+	{ "xabort", { 0xc6, 0xf8, 0x05 }, 3, INSN_TRAP, 0, 0, false, 0 },
+	{ "iretq", { 0x48, 0xcf }, 2, INSN_TRAP, 0, 0, false, 0 },
+	{ "lret", { 0xcb }, 1, INSN_TRAP, 0, 0, false, 0 },
+	/* capstone says rel16, Intel CPUs say rel32: never touched */
+	{ "data16 jmp", { 0x66, 0xe9, 0x00, 0x01, 0x00, 0x00 }, 4, INSN_TRAP, 0, 0, false, 0 },
+	{ "syscall", { 0x0f, 0x05 }, 2, INSN_OTHER, 0, 0, false, 0 },
+	{ "push %rbp", { 0x55 }, 1, INSN_OTHER, 0, 0, false, 0 },
+	{ "mov %rsp,%rbp", { 0x48, 0x89, 0xe5 }, 3, INSN_OTHER, 0, 0, false, 0 },
+	{ "mov 0x2edb(%rip),%rax", { 0x48, 0x8b, 0x05, 0xdb, 0x2e, 0, 0 }, 7, INSN_OTHER, 0, 0,
+	  true, 3 },
+	{ "cmpl $5,0x10(%rip)", { 0x83, 0x3d, 0x10, 0, 0, 0, 0x05 }, 7, INSN_OTHER, 0, 0, true,
+	  2 },
+	{ "movdqa 0x10(%rip),%xmm0", { 0x66, 0x0f, 0x6f, 0x05, 0x10, 0, 0, 0 }, 8, INSN_OTHER, 0,
+	  0, true, 4 },
+	{ "vmovdqa 0x10(%rip),%ymm0", { 0xc5, 0xfd, 0x6f, 0x05, 0x10, 0, 0, 0 }, 8, INSN_OTHER,
+	  0, 0, true, 4 },
+	{ "mov (%rax),%rax", { 0x48, 0x8b, 0x00 }, 3, INSN_OTHER, 0, 0, false, 0 },
+};
+
+START_TEST(decode_kinds)
+{
+	const struct kind_case *c = &kind_cases[_i];
+	struct insn_info info;
+
+	memset(&info, 0xa5, sizeof(info));
+	ck_assert_msg(insn_decode(dec, c->bytes, sizeof(c->bytes), ADDR, &info) == 0,
+		      "%s: does not decode", c->name);
+	ck_assert_msg(info.addr == ADDR, "%s: addr", c->name);
+	ck_assert_msg(info.len == c->len, "%s: len %u, want %u", c->name, info.len, c->len);
+	ck_assert_msg(info.kind == c->kind, "%s: kind %d, want %d", c->name, info.kind, c->kind);
+	ck_assert_msg(info.target == c->target, "%s: target %#llx, want %#llx", c->name,
+		      (unsigned long long)info.target, (unsigned long long)c->target);
+	ck_assert_msg(info.ret_pop == c->ret_pop, "%s: ret_pop %u", c->name, info.ret_pop);
+	ck_assert_msg(info.is_riprel == c->is_riprel, "%s: is_riprel", c->name);
+	ck_assert_msg(info.disp_offset == c->disp_offset, "%s: disp_offset %d, want %d",
+		      c->name, info.disp_offset, c->disp_offset);
+}
+END_TEST
+
+/* ---- prologue instructions ---- */
+
+START_TEST(plan_endbr64)
+{
+	struct insn_plan p = plan(B(0xf3, 0x0f, 0x1e, 0xfa, 0x55));
+
+	ck_assert_int_eq(p.kind, PLAN_REWRITE);
+	ck_assert_int_eq(p.insn.kind, INSN_NOP);
+	ck_assert_uint_eq(p.patch_len, 4);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x0f, 0x1f, 0x00 }), 4);
+}
+END_TEST
+
+START_TEST(plan_nops)
+{
+	struct insn_plan p;
+
+	/* nop: int3 alone, the thread continues at addr + 1 = the next instruction */
+	p = plan(B(0x90, 0x55));
+	ck_assert_int_eq(p.kind, PLAN_REWRITE);
+	ck_assert_uint_eq(p.patch_len, 1);
+	ck_assert_uint_eq(p.patch[0], 0xcc);
+
+	p = plan(B(0x66, 0x90));
+	ck_assert_int_eq(p.kind, PLAN_REWRITE);
+	ck_assert_uint_eq(p.patch_len, 2);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x90 }), 2);
+
+	p = plan(B(0x0f, 0x1f, 0x40, 0x00));                       /* nopl 0(%rax) */
+	ck_assert_int_eq(p.kind, PLAN_REWRITE);
+	ck_assert_uint_eq(p.patch_len, 4);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x0f, 0x1f, 0x00 }), 4);
+
+	p = plan(B(0x0f, 0x1f, 0x44, 0x00, 0x00));                 /* nopl 0(%rax,%rax) */
+	ck_assert_uint_eq(p.patch_len, 5);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x0f, 0x1f, 0x40, 0x00 }), 5);
+
+	p = plan(B(0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00));
+	ck_assert_uint_eq(p.patch_len, 6);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x0f, 0x1f, 0x44, 0x00, 0x00 }), 6);
+
+	p = plan(B(0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00));
+	ck_assert_uint_eq(p.patch_len, 7);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 }),
+			 7);
+
+	p = plan(B(0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00));
+	ck_assert_uint_eq(p.patch_len, 10);
+	ck_assert_mem_eq(p.patch, ((const uint8_t[]){ 0xcc, 0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00,
+						      0x00, 0x00, 0x00 }), 10);
+}
+END_TEST
+
+/* For every nop length 2..15 the patch is int3 + exactly one nop covering the rest. */
+START_TEST(plan_nop_patch_decodes)
+{
+	uint8_t code[16];
+	struct insn_plan p;
+	struct insn_info info;
+	int n = _i;
+
+	/* 66 90, or n-3 redundant 0x66 prefixes + nopl (%rax): a valid n-byte nop */
+	memset(code, 0x66, sizeof(code));
+	if (n == 2)
+		code[1] = 0x90;
+	else
+		memcpy(code + n - 3, ((const uint8_t[]){ 0x0f, 0x1f, 0x00 }), 3);
+	p = plan(code, n);
+	ck_assert_int_eq(p.insn.kind, INSN_NOP);
+	ck_assert_int_eq(p.insn.len, n);
+	ck_assert_int_eq(p.kind, PLAN_REWRITE);
+	ck_assert_uint_eq(p.patch_len, n);
+	ck_assert_uint_eq(p.patch[0], 0xcc);
+	ck_assert_int_eq(insn_decode(dec, p.patch + 1, n - 1, ADDR + 1, &info), 0);
+	ck_assert_int_eq(info.kind, INSN_NOP);
+	ck_assert_uint_eq(info.len, n - 1);
+}
+END_TEST
+
+START_TEST(plan_push_rbp)
+{
+	struct insn_plan p = plan(B(0x55, 0x48, 0x89, 0xe5));
+
+	ck_assert_int_eq(p.insn.kind, INSN_OTHER);
+	/* 55; jmp from SLOT+6 to ADDR+1: 0x401001 - 0x400006 = 0xffb */
+	assert_xol(&p, B(0x55, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_push_r12)
+{
+	struct insn_plan p = plan(B(0x41, 0x54, 0x55));
+
+	/* 0x401002 - 0x400007 = 0xffb */
+	assert_xol(&p, B(0x41, 0x54, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_mov_rsp_rbp)
+{
+	struct insn_plan p = plan(B(0x48, 0x89, 0xe5, 0x90));
+
+	assert_xol(&p, B(0x48, 0x89, 0xe5, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_sub_rsp)
+{
+	struct insn_plan p = plan(B(0x48, 0x83, 0xec, 0x18));
+
+	assert_xol(&p, B(0x48, 0x83, 0xec, 0x18, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_xor_eax)
+{
+	struct insn_plan p = plan(B(0x31, 0xc0, 0xc3));
+
+	assert_xol(&p, B(0x31, 0xc0, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_slot_above_site)
+{
+	/* slot 0x402000 above the site: jmp back = 0x401001 - 0x402006 = -0x1005 */
+	struct insn_plan p = plan_at(B(0x55), ADDR, 0x402000);
+
+	assert_xol(&p, B(0x55, 0xe9, 0xfb, 0xef, 0xff, 0xff));
+}
+END_TEST
+
+START_TEST(plan_syscall)
+{
+	struct insn_plan p = plan(B(0x0f, 0x05));
+
+	assert_xol(&p, B(0x0f, 0x05, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+/* ---- returns ---- */
+
+START_TEST(plan_rets)
+{
+	struct insn_plan p;
+
+	p = plan(B(0xc3));
+	ck_assert_int_eq(p.kind, PLAN_RET);
+	ck_assert_uint_eq(p.insn.len, 1);
+	ck_assert_uint_eq(p.insn.ret_pop, 0);
+
+	p = plan(B(0xc2, 0x08, 0x00));
+	ck_assert_int_eq(p.kind, PLAN_RET);
+	ck_assert_uint_eq(p.insn.len, 3);
+	ck_assert_uint_eq(p.insn.ret_pop, 8);
+
+	p = plan(B(0xf3, 0xc3));
+	ck_assert_int_eq(p.kind, PLAN_RET);
+	ck_assert_uint_eq(p.insn.len, 2);
+
+	p = plan(B(0xf2, 0xc3));
+	ck_assert_int_eq(p.kind, PLAN_RET);
+	ck_assert_uint_eq(p.insn.len, 2);
+}
+END_TEST
+
+/* ---- rip-relative relocation ---- */
+
+START_TEST(riprel_mov_load)
+{
+	/* mov 0x2edb(%rip),%rax: disp 0x2edb + 0x1000 = 0x3edb */
+	struct insn_plan p = plan(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00));
+
+	ck_assert(p.insn.is_riprel);
+	ck_assert_int_eq(p.insn.disp_offset, 3);
+	assert_xol(&p, B(0x48, 0x8b, 0x05, 0xdb, 0x3e, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_mov_slot_above)
+{
+	/* slot 0x402000: disp 0x2edb - 0x1000 = 0x1edb; jmp back 0x401007 - 0x40200c = -0x1005 */
+	struct insn_plan p = plan_at(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), ADDR, 0x402000);
+
+	assert_xol(&p, B(0x48, 0x8b, 0x05, 0xdb, 0x1e, 0x00, 0x00,
+			 0xe9, 0xfb, 0xef, 0xff, 0xff));
+}
+END_TEST
+
+START_TEST(riprel_lea)
+{
+	/* lea -0x20(%rip),%rdi: -0x20 + 0x1000 = 0xfe0 */
+	struct insn_plan p = plan(B(0x48, 0x8d, 0x3d, 0xe0, 0xff, 0xff, 0xff));
+
+	assert_xol(&p, B(0x48, 0x8d, 0x3d, 0xe0, 0x0f, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_cmp_imm)
+{
+	/* cmpl $5,0x10(%rip): disp at 2, then imm8 5 stays last: 0x10 + 0x1000 = 0x1010 */
+	struct insn_plan p = plan(B(0x83, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x05));
+
+	ck_assert_int_eq(p.insn.disp_offset, 2);
+	assert_xol(&p, B(0x83, 0x3d, 0x10, 0x10, 0x00, 0x00, 0x05,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_movq_imm32)
+{
+	/* movq $0x12345678,0x10(%rip): disp at 3, imm32 after it */
+	struct insn_plan p = plan(B(0x48, 0xc7, 0x05, 0x10, 0x00, 0x00, 0x00,
+				    0x78, 0x56, 0x34, 0x12));
+
+	assert_xol(&p, B(0x48, 0xc7, 0x05, 0x10, 0x10, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_sse_66)
+{
+	/* capstone 4.0.2 says disp_size 2 for these; the displacement is still 4 bytes */
+	struct insn_plan p;
+
+	p = plan(B(0x66, 0x0f, 0x6f, 0x05, 0x10, 0x00, 0x00, 0x00));   /* movdqa */
+	ck_assert_int_eq(p.insn.disp_offset, 4);
+	assert_xol(&p, B(0x66, 0x0f, 0x6f, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	p = plan(B(0x66, 0x0f, 0x28, 0x05, 0x10, 0x00, 0x00, 0x00));   /* movapd */
+	assert_xol(&p, B(0x66, 0x0f, 0x28, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	p = plan(B(0x66, 0x0f, 0xef, 0x05, 0x10, 0x00, 0x00, 0x00));   /* pxor */
+	assert_xol(&p, B(0x66, 0x0f, 0xef, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	/* palignr $8,0x10(%rip),%xmm0: 0x66, then an imm8 after the displacement */
+	p = plan(B(0x66, 0x0f, 0x3a, 0x0f, 0x05, 0x10, 0x00, 0x00, 0x00, 0x08));
+	assert_xol(&p, B(0x66, 0x0f, 0x3a, 0x0f, 0x05, 0x10, 0x10, 0x00, 0x00, 0x08,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_mov_ax_store)
+{
+	/* mov %ax,0x10(%rip) and cmpw $0x1234,0x10(%rip) (0x66 + imm16 after the disp) */
+	struct insn_plan p;
+
+	p = plan(B(0x66, 0x89, 0x05, 0x10, 0x00, 0x00, 0x00));
+	ck_assert_int_eq(p.insn.disp_offset, 3);
+	assert_xol(&p, B(0x66, 0x89, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	p = plan(B(0x66, 0x81, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x34, 0x12));
+	assert_xol(&p, B(0x66, 0x81, 0x3d, 0x10, 0x10, 0x00, 0x00, 0x34, 0x12,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_vex)
+{
+	struct insn_plan p;
+
+	/* vmovdqa 0x10(%rip),%ymm0 (2-byte VEX) */
+	p = plan(B(0xc5, 0xfd, 0x6f, 0x05, 0x10, 0x00, 0x00, 0x00));
+	ck_assert_int_eq(p.insn.disp_offset, 4);
+	assert_xol(&p, B(0xc5, 0xfd, 0x6f, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	/* vbroadcastss 0x10(%rip),%xmm0 (3-byte VEX) */
+	p = plan(B(0xc4, 0xe2, 0x79, 0x18, 0x05, 0x10, 0x00, 0x00, 0x00));
+	assert_xol(&p, B(0xc4, 0xe2, 0x79, 0x18, 0x05, 0x10, 0x10, 0x00, 0x00,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	/* vpshufd $5,0x10(%rip),%xmm0: imm8 after the displacement */
+	p = plan(B(0xc5, 0xf9, 0x70, 0x05, 0x10, 0x00, 0x00, 0x00, 0x05));
+	assert_xol(&p, B(0xc5, 0xf9, 0x70, 0x05, 0x10, 0x10, 0x00, 0x00, 0x05,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_jmp_ind)
+{
+	/* jmp *0x10(%rip) re-based like any load; the jmp back is never reached */
+	struct insn_plan p = plan(B(0xff, 0x25, 0x10, 0x00, 0x00, 0x00));
+
+	ck_assert_int_eq(p.insn.kind, INSN_JMP_IND);
+	assert_xol(&p, B(0xff, 0x25, 0x10, 0x10, 0x00, 0x00, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(riprel_disp_limits)
+{
+	struct insn_plan p;
+
+	/* 0x7fffefff + 0x1000 = 0x7fffffff: still fits */
+	p = plan(B(0x48, 0x8b, 0x05, 0xff, 0xef, 0xff, 0x7f));
+	assert_xol(&p, B(0x48, 0x8b, 0x05, 0xff, 0xff, 0xff, 0x7f,
+			 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	/* 0x7ffff000 + 0x1000 = 0x80000000: does not */
+	p = plan(B(0x48, 0x8b, 0x05, 0x00, 0xf0, 0xff, 0x7f));
+	assert_refused(&p);
+	ck_assert_int_eq(p.insn.kind, INSN_OTHER);
+}
+END_TEST
+
+START_TEST(riprel_slot_too_far)
+{
+	/* a slot 3 GiB below the site: neither the displacement nor the jmp back fit */
+	uint64_t addr = 0x7f00c0001000ULL, slot = addr - 0xc0000000ULL;
+	struct insn_plan p;
+
+	p = plan_at(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), addr, slot);
+	assert_refused(&p);
+	p = plan_at(B(0x55), addr, slot);
+	assert_refused(&p);
+	p = plan_at(B(0x66, 0x0f, 0x6f, 0x05, 0x10, 0x00, 0x00, 0x00), addr, slot + 0x180000000ULL);
+	assert_refused(&p);
+}
+END_TEST
+
+START_TEST(eip_relative_refused)
+{
+	struct insn_plan p = plan(B(0x67, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00));
+
+	assert_refused(&p);
+}
+END_TEST
+
+/* ---- direct branches ---- */
+
+START_TEST(plan_jmp_direct)
+{
+	struct insn_plan p;
+
+	p = plan(B(0xeb, 0x10));
+	ck_assert_int_eq(p.kind, PLAN_JMP);
+	ck_assert_uint_eq(p.insn.target, 0x401012);
+
+	p = plan(B(0xe9, 0x00, 0x01, 0x00, 0x00));
+	ck_assert_int_eq(p.kind, PLAN_JMP);
+	ck_assert_uint_eq(p.insn.target, 0x401105);
+
+	/* rel32 -0x1005 from 0x401005: 0x400000 */
+	p = plan(B(0xe9, 0xfb, 0xef, 0xff, 0xff));
+	ck_assert_int_eq(p.kind, PLAN_JMP);
+	ck_assert_uint_eq(p.insn.target, 0x400000);
+
+	p = plan(B(0xf2, 0xe9, 0x00, 0x01, 0x00, 0x00));
+	ck_assert_int_eq(p.kind, PLAN_JMP);
+	ck_assert_uint_eq(p.insn.target, 0x401106);
+}
+END_TEST
+
+START_TEST(plan_jcc_rel8)
+{
+	/* je +0x10 at 0x401000: target 0x401012.
+	 * je rel32 at SLOT: 0x401012 - 0x400006 = 0x100c
+	 * jmp at SLOT+6 back to 0x401002: 0x401002 - 0x40000b = 0xff7 */
+	struct insn_plan p = plan(B(0x74, 0x10));
+
+	ck_assert_uint_eq(p.insn.target, 0x401012);
+	assert_xol(&p, B(0x0f, 0x84, 0x0c, 0x10, 0x00, 0x00, 0xe9, 0xf7, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_jcc_rel8_backwards)
+{
+	/* jne -0x10 at 0x401000: target 0x400ff2; 0x400ff2 - 0x400006 = 0xfec */
+	struct insn_plan p = plan(B(0x75, 0xf0));
+
+	assert_xol(&p, B(0x0f, 0x85, 0xec, 0x0f, 0x00, 0x00, 0xe9, 0xf7, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_jcc_rel32)
+{
+	/* jg +0x100 at 0x401000 (6 bytes): target 0x401106; 0x401106 - 0x400006 = 0x1100;
+	 * back to 0x401006: 0x401006 - 0x40000b = 0xffb */
+	struct insn_plan p = plan(B(0x0f, 0x8f, 0x00, 0x01, 0x00, 0x00));
+
+	ck_assert_uint_eq(p.insn.target, 0x401106);
+	assert_xol(&p, B(0x0f, 0x8f, 0x00, 0x11, 0x00, 0x00, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_jcc_all_conditions)
+{
+	/* 7x rel8 widens to 0f 8x for every condition x */
+	uint8_t code[2] = { (uint8_t)(0x70 | _i), 0x10 };
+	struct insn_plan p = plan(code, 2);
+
+	ck_assert_int_eq(p.kind, PLAN_XOL);
+	ck_assert_uint_eq(p.xol[0], 0x0f);
+	ck_assert_uint_eq(p.xol[1], 0x80 | _i);
+}
+END_TEST
+
+START_TEST(plan_jcc_too_far)
+{
+	uint64_t addr = 0x7f00c0001000ULL;
+	struct insn_plan p = plan_at(B(0x74, 0x10), addr, addr - 0xc0000000ULL);
+
+	assert_refused(&p);
+}
+END_TEST
+
+START_TEST(plan_call_rel32)
+{
+	/* call +0x100 at 0x401000: target 0x401105, return address 0x401005.
+	 * push %rax; movabs $0x401005,%rax; xchg %rax,(%rsp);
+	 * jmp at SLOT+15: 0x401105 - 0x400014 = 0x10f1 */
+	struct insn_plan p = plan(B(0xe8, 0x00, 0x01, 0x00, 0x00));
+
+	ck_assert_int_eq(p.insn.kind, INSN_CALL);
+	ck_assert_uint_eq(p.insn.target, 0x401105);
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x05, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0xe9, 0xf1, 0x10, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_call_backwards)
+{
+	/* call -0x2005 at 0x401000: target 0x3ff000; 0x3ff000 - 0x400014 = -0x1014 */
+	struct insn_plan p = plan(B(0xe8, 0xfb, 0xdf, 0xff, 0xff));
+
+	ck_assert_uint_eq(p.insn.target, 0x3ff000);
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x05, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0xe9, 0xec, 0xef, 0xff, 0xff));
+}
+END_TEST
+
+START_TEST(plan_call_too_far)
+{
+	/* the target is near the site, the slot 3 GiB away */
+	uint64_t addr = 0x7f00c0001000ULL;
+	struct insn_plan p = plan_at(B(0xe8, 0x00, 0x01, 0x00, 0x00), addr,
+				     addr - 0xc0000000ULL);
+
+	assert_refused(&p);
+}
+END_TEST
+
+/* ---- indirect branches ---- */
+
+START_TEST(plan_jmp_ind_reg)
+{
+	struct insn_plan p = plan(B(0xff, 0xe0));
+
+	ck_assert_int_eq(p.insn.kind, INSN_JMP_IND);
+	assert_xol(&p, B(0xff, 0xe0, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+
+	/* jmp *0x8(%rax,%rdx,8) */
+	p = plan(B(0xff, 0x64, 0xd0, 0x08));
+	assert_xol(&p, B(0xff, 0x64, 0xd0, 0x08, 0xe9, 0xfb, 0x0f, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_call_ind_reg)
+{
+	/* call *%rax -> push seq with return 0x401002, then jmp *%rax (ModRM d0 -> e0) */
+	struct insn_plan p = plan(B(0xff, 0xd0));
+
+	ck_assert_int_eq(p.insn.kind, INSN_CALL_IND);
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x02, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0xff, 0xe0));
+
+	/* call *%r11 (41 ff d3) -> jmp *%r11 (41 ff e3), return 0x401003 */
+	p = plan(B(0x41, 0xff, 0xd3));
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x03, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0x41, 0xff, 0xe3));
+}
+END_TEST
+
+START_TEST(plan_call_ind_riprel)
+{
+	/* call *0x10(%rip) at 0x401000 reads 0x401006 + 0x10 = 0x401016.
+	 * The jmp *disp(%rip) sits at SLOT+15 and ends at 0x400015:
+	 * disp = 0x401016 - 0x400015 = 0x1001 (= 0x10 + 0x1000 - 15). */
+	struct insn_plan p = plan(B(0xff, 0x15, 0x10, 0x00, 0x00, 0x00));
+
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x06, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0xff, 0x25, 0x01, 0x10, 0x00, 0x00));
+
+	/* notrack: 3e ff 15, disp at 3, return 0x401007 -> 0x401017 - 0x400016 = 0x1001 */
+	p = plan(B(0x3e, 0xff, 0x15, 0x10, 0x00, 0x00, 0x00));
+	assert_xol(&p, B(0x50,
+			 0x48, 0xb8, 0x07, 0x10, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00,
+			 0x48, 0x87, 0x04, 0x24,
+			 0x3e, 0xff, 0x25, 0x01, 0x10, 0x00, 0x00));
+}
+END_TEST
+
+START_TEST(plan_call_ind_refused)
+{
+	struct insn_plan p;
+
+	p = plan(B(0xff, 0x54, 0x24, 0x08));       /* call *0x8(%rsp): %rsp moves first */
+	assert_refused(&p);
+	p = plan(B(0xff, 0x18));                   /* lcall *(%rax) */
+	assert_refused(&p);
+}
+END_TEST
+
+/* ---- never displaced ---- */
+
+START_TEST(plan_traps_refused)
+{
+	struct insn_plan p;
+
+	p = plan(B(0xcc));
+	assert_refused(&p);
+	ck_assert_int_eq(p.insn.kind, INSN_TRAP);
+	p = plan(B(0x0f, 0x0b));
+	assert_refused(&p);
+	ck_assert_int_eq(p.insn.kind, INSN_TRAP);
+	p = plan(B(0xcd, 0x80));
+	assert_refused(&p);
+	p = plan(B(0xf4));
+	assert_refused(&p);
+	p = plan(B(0xc7, 0xf8, 0x00, 0x01, 0x00, 0x00));
+	assert_refused(&p);
+}
+END_TEST
+
+START_TEST(plan_loops_refused)
+{
+	struct insn_plan p;
+
+	p = plan(B(0xe2, 0x10));
+	assert_refused(&p);
+	ck_assert_int_eq(p.insn.kind, INSN_LOOP);
+	ck_assert_uint_eq(p.insn.target, 0x401012);
+	p = plan(B(0xe3, 0x10));
+	assert_refused(&p);
+}
+END_TEST
+
+START_TEST(plan_bad_bytes)
+{
+	struct insn_plan p;
+
+	ck_assert_int_eq(insn_plan_site(dec, B(0x06), ADDR, SLOT, &p), -EINVAL);
+}
+END_TEST
+
+/* ---- running the XOL code for real ----
+ * One RWX mapping: the site page at A = mem, the slot at B = mem + 0x1000. The site code
+ * ends in a ret, so calling the slot as a C function runs the displaced instruction, the
+ * jmp back, the rest of the site and returns to the test. */
+
+typedef long (*xol_fn)(long, long);
+
+static uint8_t *exec_map(void)
+{
+	void *mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	memset(mem, 0xcc, 0x2000);
+	return mem;
+}
+
+/* Plan the site at @a, install its XOL code at @a + 0x1000 and return the slot. */
+static xol_fn exec_install(uint8_t *a, size_t len)
+{
+	uint8_t *b = a + 0x1000;
+	struct insn_plan p = plan_at(a, len, (uintptr_t)a, (uintptr_t)b);
+
+	ck_assert_msg(p.kind == PLAN_XOL, "kind %d, why %s", p.kind, p.why ? p.why : "-");
+	memcpy(b, p.xol, p.xol_len);
+	return (xol_fn)(uintptr_t)b;
+}
+
+static void put(uint8_t *at, const uint8_t *bytes, size_t n)
+{
+	memcpy(at, bytes, n);
+}
+
+START_TEST(exec_riprel_load)
+{
+	uint8_t *a = exec_map();
+	uint64_t magic = 0x1122334455667788ULL;
+
+	if (!a)
+		return;                            /* no RWX mappings here: nothing to run */
+	put(a, B(0x48, 0x8b, 0x05, 0xf9, 0x00, 0x00, 0x00));   /* mov 0xf9(%rip),%rax: a+0x100 */
+	put(a + 7, B(0xc3));
+	memcpy(a + 0x100, &magic, sizeof(magic));
+	ck_assert_uint_eq((uint64_t)exec_install(a, 7)(0, 0), magic);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_sse_66_load)
+{
+	uint8_t *a = exec_map();
+	uint64_t magic[2] = { 0x0102030405060708ULL, 0 };
+
+	if (!a)
+		return;
+	/* movdqa 0xf8(%rip),%xmm0 (a+8+0xf8 = a+0x100); movq %xmm0,%rax; ret */
+	put(a, B(0x66, 0x0f, 0x6f, 0x05, 0xf8, 0x00, 0x00, 0x00));
+	put(a + 8, B(0x66, 0x48, 0x0f, 0x7e, 0xc0, 0xc3));
+	memcpy(a + 0x100, magic, sizeof(magic));
+	ck_assert_uint_eq((uint64_t)exec_install(a, 8)(0, 0), magic[0]);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_call_rel32)
+{
+	uint8_t *a = exec_map();
+
+	if (!a)
+		return;
+	put(a, B(0xe8, 0x7b, 0x00, 0x00, 0x00));               /* call a+0x80 (a+5+0x7b) */
+	put(a + 5, B(0x83, 0xc0, 0x01, 0xc3));                  /* add $1,%eax; ret */
+	put(a + 0x80, B(0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3));   /* mov $42,%eax; ret */
+	ck_assert_int_eq((int)exec_install(a, 5)(0, 0), 43);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_call_ind)
+{
+	uint8_t *a = exec_map();
+	xol_fn f;
+
+	if (!a)
+		return;
+	put(a, B(0xff, 0xd6));                                  /* call *%rsi */
+	put(a + 2, B(0x83, 0xc0, 0x01, 0xc3));                  /* add $1,%eax; ret */
+	put(a + 0x80, B(0x8d, 0x47, 0x02, 0xc3));               /* lea 2(%rdi),%eax; ret */
+	f = exec_install(a, 2);
+	ck_assert_int_eq((int)f(40, (long)(uintptr_t)(a + 0x80)), 43);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_call_ind_riprel)
+{
+	uint8_t *a = exec_map();
+	uint64_t callee;
+
+	if (!a)
+		return;
+	put(a, B(0xff, 0x15, 0xfa, 0x00, 0x00, 0x00));          /* call *0xfa(%rip): a+0x100 */
+	put(a + 6, B(0x83, 0xc0, 0x01, 0xc3));                  /* add $1,%eax; ret */
+	put(a + 0x80, B(0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3));   /* mov $42,%eax; ret */
+	callee = (uintptr_t)(a + 0x80);
+	memcpy(a + 0x100, &callee, sizeof(callee));
+	ck_assert_int_eq((int)exec_install(a, 6)(0, 0), 43);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_jcc)
+{
+	uint8_t *a = exec_map();
+	xol_fn f;
+	int32_t rel;
+
+	if (!a)
+		return;
+	put(a, B(0x74, 0x7e));                                  /* je a+0x80 */
+	put(a + 2, B(0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3));      /* mov $1,%eax; ret */
+	put(a + 0x80, B(0xb8, 0x02, 0x00, 0x00, 0x00, 0xc3));   /* mov $2,%eax; ret */
+	exec_install(a, 2);
+	/* a+0x200: test %edi,%edi; jmp slot (0x1000 - 0x207) */
+	rel = 0x1000 - 0x207;
+	put(a + 0x200, B(0x85, 0xff, 0xe9));
+	memcpy(a + 0x203, &rel, sizeof(rel));
+	f = (xol_fn)(uintptr_t)(a + 0x200);
+	ck_assert_int_eq((int)f(0, 0), 2);
+	ck_assert_int_eq((int)f(1, 0), 1);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+/* ---- body scans ---- */
+
+#define MAX_EXITS 16
+
+struct exits {
+	int n;
+	struct insn_exit e[MAX_EXITS];
+};
+
+static void collect(const struct insn_exit *e, void *arg)
+{
+	struct exits *x = arg;
+
+	ck_assert_int_lt(x->n, MAX_EXITS);
+	x->e[x->n++] = *e;
+}
+
+static void assert_exit(const struct exits *x, int i, uint64_t addr, enum insn_exit_kind kind,
+			uint64_t target, uint8_t len)
+{
+	ck_assert_int_lt(i, x->n);
+	ck_assert_uint_eq(x->e[i].addr, addr);
+	ck_assert_int_eq(x->e[i].kind, kind);
+	ck_assert_uint_eq(x->e[i].target, target);
+	ck_assert_uint_eq(x->e[i].len, len);
+}
+
+START_TEST(scan_body_exits)
+{
+	static const uint8_t body[] = {
+		0x55,                               /* 00 push %rbp */
+		0x48, 0x89, 0xe5,                   /* 01 mov %rsp,%rbp */
+		0x85, 0xff,                         /* 04 test %edi,%edi */
+		0x74, 0x0a,                         /* 06 je 0x12: inside, not an exit */
+		0x0f, 0x84, 0xf2, 0xff, 0xff, 0xff, /* 08 je 0x00: 0x00 - 0x0e = -14 */
+		0xeb, 0x40,                         /* 0e jmp 0x50: 0x10 + 0x40, outside */
+		0xff, 0xe0,                         /* 10 jmp *%rax */
+		0x5d,                               /* 12 pop %rbp */
+		0xc3,                               /* 13 ret */
+		0xe8, 0x00, 0x00, 0x00, 0x00,       /* 14 call 0x19: not an exit */
+		0xc2, 0x08, 0x00,                   /* 19 ret $8 */
+		0xe9, 0xdf, 0xfe, 0xff, 0xff,       /* 1c jmp 0x400f00: -0x121 from 0x401021 */
+	};
+	struct exits x = { 0 };
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(insn_scan_body(dec, body, sizeof(body), ADDR, collect, &x, &bad), 0);
+	ck_assert_int_eq(x.n, 6);
+	assert_exit(&x, 0, ADDR + 0x08, EXIT_ENTRY_JUMP, ADDR, 6);
+	ck_assert_int_eq(x.e[0].insn_kind, INSN_JCC);
+	assert_exit(&x, 1, ADDR + 0x0e, EXIT_JMP_OUT, ADDR + 0x50, 2);
+	ck_assert_int_eq(x.e[1].insn_kind, INSN_JMP);
+	assert_exit(&x, 2, ADDR + 0x10, EXIT_JMP_IND, 0, 2);
+	ck_assert_int_eq(x.e[2].insn_kind, INSN_JMP_IND);
+	assert_exit(&x, 3, ADDR + 0x13, EXIT_RET, 0, 1);
+	ck_assert_int_eq(x.e[3].insn_kind, INSN_RET);
+	assert_exit(&x, 4, ADDR + 0x19, EXIT_RET, 0, 3);
+	assert_exit(&x, 5, ADDR + 0x1c, EXIT_JMP_OUT, 0x400f00, 5);
+}
+END_TEST
+
+START_TEST(scan_body_boundaries)
+{
+	/* jne to start+len (just past the end) is out; jmp to the last byte is in */
+	static const uint8_t body[] = {
+		0x75, 0x02,                         /* 00 jne 0x04 = start + len */
+		0xeb, 0xff,                         /* 02 jmp 0x03: inside (mid-insn, still in) */
+	};
+	struct exits x = { 0 };
+
+	ck_assert_int_eq(insn_scan_body(dec, body, sizeof(body), ADDR, collect, &x, NULL), 0);
+	ck_assert_int_eq(x.n, 1);
+	assert_exit(&x, 0, ADDR, EXIT_JMP_OUT, ADDR + 4, 2);
+}
+END_TEST
+
+START_TEST(scan_body_tail_jump_to_self)
+{
+	/* a loop back to the entry with jmp rel8: -2 from 0x401002 */
+	struct exits x = { 0 };
+
+	ck_assert_int_eq(insn_scan_body(dec, B(0xeb, 0xfe), ADDR, collect, &x, NULL), 0);
+	ck_assert_int_eq(x.n, 1);
+	assert_exit(&x, 0, ADDR, EXIT_ENTRY_JUMP, ADDR, 2);
+}
+END_TEST
+
+START_TEST(scan_body_bad_byte)
+{
+	/* push %rbp; ret; (0x06 is invalid in 64-bit mode); ret */
+	struct exits x = { 0 };
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(insn_scan_body(dec, B(0x55, 0xc3, 0x06, 0xc3), ADDR, collect, &x, &bad),
+			 -EINVAL);
+	ck_assert_uint_eq(bad, ADDR + 2);
+	ck_assert_int_eq(x.n, 1);
+	assert_exit(&x, 0, ADDR + 1, EXIT_RET, 0, 1);
+}
+END_TEST
+
+START_TEST(scan_body_truncated)
+{
+	/* a call cut short by the end of the body */
+	struct exits x = { 0 };
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(insn_scan_body(dec, B(0x55, 0xe8, 0x00, 0x00), ADDR, collect, &x, &bad),
+			 -EINVAL);
+	ck_assert_uint_eq(bad, ADDR + 1);
+	ck_assert_int_eq(x.n, 0);
+}
+END_TEST
+
+START_TEST(scan_body_calls_not_exits)
+{
+	struct exits x = { 0 };
+
+	/* call far outside, call *%rax, call *0x10(%rip) */
+	ck_assert_int_eq(insn_scan_body(dec, B(0xe8, 0x00, 0x00, 0x00, 0x10, 0xff, 0xd0,
+					       0xff, 0x15, 0x10, 0x00, 0x00, 0x00),
+					ADDR, collect, &x, NULL), 0);
+	ck_assert_int_eq(x.n, 0);
+}
+END_TEST
+
+static TCase *tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+static Suite *insn_suite(void)
+{
+	Suite *s = suite_create("insn");
+	TCase *tc;
+
+	tc = tcase(s, "decoder");
+	tcase_add_test(tc, decoder_new_free);
+	tcase_add_test(tc, decode_rejects_bad_bytes);
+
+	tc = tcase(s, "classify");
+	tcase_add_loop_test(tc, decode_kinds, 0, sizeof(kind_cases) / sizeof(kind_cases[0]));
+
+	tc = tcase(s, "prologue");
+	tcase_add_test(tc, plan_endbr64);
+	tcase_add_test(tc, plan_nops);
+	tcase_add_loop_test(tc, plan_nop_patch_decodes, 2, 16);
+	tcase_add_test(tc, plan_push_rbp);
+	tcase_add_test(tc, plan_push_r12);
+	tcase_add_test(tc, plan_mov_rsp_rbp);
+	tcase_add_test(tc, plan_sub_rsp);
+	tcase_add_test(tc, plan_xor_eax);
+	tcase_add_test(tc, plan_slot_above_site);
+	tcase_add_test(tc, plan_syscall);
+
+	tc = tcase(s, "ret");
+	tcase_add_test(tc, plan_rets);
+
+	tc = tcase(s, "riprel");
+	tcase_add_test(tc, riprel_mov_load);
+	tcase_add_test(tc, riprel_mov_slot_above);
+	tcase_add_test(tc, riprel_lea);
+	tcase_add_test(tc, riprel_cmp_imm);
+	tcase_add_test(tc, riprel_movq_imm32);
+	tcase_add_test(tc, riprel_sse_66);
+	tcase_add_test(tc, riprel_mov_ax_store);
+	tcase_add_test(tc, riprel_vex);
+	tcase_add_test(tc, riprel_jmp_ind);
+	tcase_add_test(tc, riprel_disp_limits);
+	tcase_add_test(tc, riprel_slot_too_far);
+	tcase_add_test(tc, eip_relative_refused);
+
+	tc = tcase(s, "branch");
+	tcase_add_test(tc, plan_jmp_direct);
+	tcase_add_test(tc, plan_jcc_rel8);
+	tcase_add_test(tc, plan_jcc_rel8_backwards);
+	tcase_add_test(tc, plan_jcc_rel32);
+	tcase_add_loop_test(tc, plan_jcc_all_conditions, 0, 16);
+	tcase_add_test(tc, plan_jcc_too_far);
+	tcase_add_test(tc, plan_call_rel32);
+	tcase_add_test(tc, plan_call_backwards);
+	tcase_add_test(tc, plan_call_too_far);
+
+	tc = tcase(s, "indirect");
+	tcase_add_test(tc, plan_jmp_ind_reg);
+	tcase_add_test(tc, plan_call_ind_reg);
+	tcase_add_test(tc, plan_call_ind_riprel);
+	tcase_add_test(tc, plan_call_ind_refused);
+
+	tc = tcase(s, "refuse");
+	tcase_add_test(tc, plan_traps_refused);
+	tcase_add_test(tc, plan_loops_refused);
+	tcase_add_test(tc, plan_bad_bytes);
+
+	tc = tcase(s, "execute");
+	tcase_add_test(tc, exec_riprel_load);
+	tcase_add_test(tc, exec_sse_66_load);
+	tcase_add_test(tc, exec_call_rel32);
+	tcase_add_test(tc, exec_call_ind);
+	tcase_add_test(tc, exec_call_ind_riprel);
+	tcase_add_test(tc, exec_jcc);
+
+	tc = tcase(s, "scan_body");
+	tcase_add_test(tc, scan_body_exits);
+	tcase_add_test(tc, scan_body_boundaries);
+	tcase_add_test(tc, scan_body_tail_jump_to_self);
+	tcase_add_test(tc, scan_body_bad_byte);
+	tcase_add_test(tc, scan_body_truncated);
+	tcase_add_test(tc, scan_body_calls_not_exits);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(insn_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
