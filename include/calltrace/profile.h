@@ -19,6 +19,24 @@
 typedef uint32_t ct_func_id;
 #define CT_FUNC_UNDEFINED ((ct_func_id)UINT32_MAX)
 
+/* Per-call latency (ACC of each call, recursive calls included) of one function:
+ * a log-linear histogram, 4 buckets per power of two, so quantiles are within 1/8 of
+ * the true value while memory stays constant. min and max are exact. */
+#define CT_HIST_BUCKETS 256
+struct ct_hist {
+	uint64_t count;
+	uint64_t min_ns, max_ns;
+	uint64_t bucket[CT_HIST_BUCKETS];
+};
+
+/* Bucket of @ns, and the representative value (midpoint) of bucket @b. */
+unsigned ct_hist_bucket(uint64_t ns);
+uint64_t ct_hist_value(unsigned b);
+void ct_hist_add(struct ct_hist *h, uint64_t ns);
+/* The @q quantile (0..1): exact min/max at the ends, else a bucket midpoint clamped
+ * to [min, max]. 0 if the histogram is empty. */
+uint64_t ct_hist_quantile(const struct ct_hist *h, double q);
+
 /* One traced function. Strings are owned by the profile (profile_add_func copies).
  * A pseudo function (fprof's 'suspend') has module "" and is written as the bare atom
  * of its name. */
@@ -29,6 +47,7 @@ struct ct_func {
 	int line;          /* DWARF declaration line, 0 if unknown */
 	int arity;         /* DWARF formal parameters, 0 if unknown */
 	uint64_t addr;     /* runtime entry address (0 if unknown) */
+	struct ct_hist *hist;  /* full mode: latency of its calls; NULL until called */
 };
 
 /* One calling-context node: a distinct call path from the thread's root. */
@@ -44,6 +63,14 @@ struct ct_node {
 	                                  charges ACC 0 to such calls */
 };
 
+/* A caller -> callee pair with its call count: count mode's record (no tree there,
+ * since count mode sees entries only). */
+struct ct_edge {
+	ct_func_id caller;             /* CT_FUNC_UNDEFINED: called from untraced code */
+	ct_func_id callee;
+	uint64_t calls;
+};
+
 /* One traced thread (fprof: one process section). */
 struct ct_thread {
 	pid_t pid;                     /* thread group id */
@@ -54,6 +81,10 @@ struct ct_thread {
 	struct ct_node root;           /* func == CT_FUNC_UNDEFINED */
 	uint64_t first_ts, last_ts;    /* first and last recorded event, ns; 0 if none */
 	char *comm;                    /* short program name, for folded stacks */
+	struct ct_edge *edges;         /* count mode only */
+	size_t nr_edges, cap_edges;
+	uint32_t *edge_index;          /* open-addressing index into edges (+1; 0 empty) */
+	size_t edge_slots;
 };
 
 enum ct_mode { CT_MODE_FULL, CT_MODE_COUNT };
@@ -92,9 +123,26 @@ struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_no
 			    ct_func_id f, uint64_t ts);
 
 /* Record the end of one call on @n: @acc_ns from entry to exit, @own_ns of it with @n
- * on top. @ts is the exit time (kept for the thread's last_ts). */
-void ctree_leave(struct ct_thread *t, struct ct_node *n, uint64_t acc_ns, uint64_t own_ns,
-		 uint64_t ts);
+ * on top. @ts is the exit time (kept for the thread's last_ts). Also adds @acc_ns to
+ * the function's latency histogram. */
+void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
+		 uint64_t own_ns, uint64_t ts);
+
+/* Count mode: one call of @callee from @caller at @ts. */
+void ctree_count(struct ct_thread *t, ct_func_id caller, ct_func_id callee, uint64_t ts);
+
+/* One caller -> callee arc of a thread, in either mode. In full mode there is one arc
+ * per tree node (the same pair can come several times, from different paths: sum
+ * them); acc_ns is 0 for recursive nodes (fprof's rule) and acc_raw_ns is the node's
+ * own ACC regardless. In count mode own/acc are 0 and has_time is false. */
+struct ct_arc {
+	ct_func_id caller, callee;
+	uint64_t calls, own_ns, acc_ns, acc_raw_ns;
+	bool has_time;
+};
+typedef void (*ct_arc_fn)(const struct ct_arc *a, void *arg);
+void profile_thread_arcs(const struct profile *p, const struct ct_thread *t, ct_arc_fn fn,
+			 void *arg);
 
 /* Visit every node of a thread's tree (root excluded), parents before children.
  * @depth is 1 for the thread's root calls. */

@@ -41,10 +41,13 @@ void profile_free(struct profile *p)
 		free(p->funcs[i].name);
 		free(p->funcs[i].module);
 		free(p->funcs[i].file);
+		free(p->funcs[i].hist);
 	}
 	free(p->funcs);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		free_children(&p->threads[i]->root);
+		free(p->threads[i]->edges);
+		free(p->threads[i]->edge_index);
 		free(p->threads[i]->comm);
 		free(p->threads[i]);
 	}
@@ -66,6 +69,7 @@ ct_func_id profile_add_func(struct profile *p, const char *name, const char *mod
 	f->line = line;
 	f->arity = arity;
 	f->addr = addr;
+	f->hist = NULL;
 	return (ct_func_id)p->nr_funcs++;
 }
 
@@ -146,9 +150,79 @@ found:
 	return c;
 }
 
-void ctree_leave(struct ct_thread *t, struct ct_node *n, uint64_t acc_ns, uint64_t own_ns,
-		 uint64_t ts)
+unsigned ct_hist_bucket(uint64_t ns)
 {
+	unsigned hi;
+
+	if (ns < 4)
+		return (unsigned)ns;
+	hi = 63 - (unsigned)__builtin_clzll(ns);          /* 2 .. 63 */
+	return hi * 4 + (unsigned)((ns >> (hi - 2)) & 3) - 4;
+}
+
+uint64_t ct_hist_value(unsigned b)
+{
+	unsigned hi, sub;
+	uint64_t lo, width;
+
+	if (b < 4)
+		return b;
+	hi = (b + 4) / 4;
+	sub = (b + 4) % 4;
+	lo = (1ull << hi) + (uint64_t)sub * (1ull << (hi - 2));
+	width = 1ull << (hi - 2);
+	return lo + width / 2;
+}
+
+void ct_hist_add(struct ct_hist *h, uint64_t ns)
+{
+	if (!h->count || ns < h->min_ns)
+		h->min_ns = ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+	h->count++;
+	h->bucket[ct_hist_bucket(ns)]++;
+}
+
+uint64_t ct_hist_quantile(const struct ct_hist *h, double q)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h || !h->count)
+		return 0;
+	if (q <= 0)
+		return h->min_ns;
+	if (q >= 1)
+		return h->max_ns;
+	/* the smallest value with at least q*count values at or below it */
+	rank = (uint64_t)(q * (double)h->count);
+	if ((double)rank < q * (double)h->count)
+		rank++;
+	for (unsigned b = 0; b < CT_HIST_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen >= rank) {
+			uint64_t v = ct_hist_value(b);
+
+			if (v < h->min_ns)
+				v = h->min_ns;
+			if (v > h->max_ns)
+				v = h->max_ns;
+			return v;
+		}
+	}
+	return h->max_ns;
+}
+
+void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
+		 uint64_t own_ns, uint64_t ts)
+{
+	if (n->func < p->nr_funcs) {
+		struct ct_func *f = &p->funcs[n->func];
+
+		if (!f->hist)
+			f->hist = xcalloc(1, sizeof(*f->hist));
+		ct_hist_add(f->hist, acc_ns);
+	}
 	n->acc_ns += acc_ns;
 	n->own_ns += own_ns;
 	if (ts > t->last_ts)
@@ -166,4 +240,89 @@ static void walk(const struct ct_node *n, int depth, ctree_visit_fn fn, void *ar
 void ctree_walk(const struct ct_thread *t, ctree_visit_fn fn, void *arg)
 {
 	walk(&t->root, 1, fn, arg);
+}
+
+static size_t edge_hash(ct_func_id caller, ct_func_id callee, size_t slots)
+{
+	uint64_t k = ((uint64_t)caller << 32) | callee;
+
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 17) & (slots - 1);
+}
+
+static void edge_reindex(struct ct_thread *t)
+{
+	size_t slots = t->edge_slots ? t->edge_slots * 2 : 64;
+
+	free(t->edge_index);
+	t->edge_index = xcalloc(slots, sizeof(*t->edge_index));
+	t->edge_slots = slots;
+	for (size_t i = 0; i < t->nr_edges; i++) {
+		size_t h = edge_hash(t->edges[i].caller, t->edges[i].callee, slots);
+
+		while (t->edge_index[h])
+			h = (h + 1) & (slots - 1);
+		t->edge_index[h] = (uint32_t)i + 1;
+	}
+}
+
+void ctree_count(struct ct_thread *t, ct_func_id caller, ct_func_id callee, uint64_t ts)
+{
+	size_t h;
+
+	if (t->nr_edges * 2 >= t->edge_slots)
+		edge_reindex(t);
+	for (h = edge_hash(caller, callee, t->edge_slots); t->edge_index[h];
+	     h = (h + 1) & (t->edge_slots - 1)) {
+		struct ct_edge *e = &t->edges[t->edge_index[h] - 1];
+
+		if (e->caller == caller && e->callee == callee) {
+			e->calls++;
+			note_ts(t, ts);
+			return;
+		}
+	}
+	xgrow(&t->edges, &t->cap_edges, t->nr_edges + 1, sizeof(*t->edges));
+	t->edges[t->nr_edges] = (struct ct_edge){ caller, callee, 1 };
+	t->edge_index[h] = (uint32_t)++t->nr_edges;
+	note_ts(t, ts);
+}
+
+struct arc_walk {
+	ct_arc_fn fn;
+	void *arg;
+};
+
+static void arc_of_node(const struct ct_node *n, int depth, void *arg)
+{
+	const struct arc_walk *w = arg;
+	struct ct_arc a = {
+		.caller = n->parent ? n->parent->func : CT_FUNC_UNDEFINED,
+		.callee = n->func,
+		.calls = n->calls,
+		.own_ns = n->own_ns,
+		.acc_ns = n->is_rec ? 0 : n->acc_ns,
+		.acc_raw_ns = n->acc_ns,
+		.has_time = true,
+	};
+
+	(void)depth;
+	w->fn(&a, w->arg);
+}
+
+void profile_thread_arcs(const struct profile *p, const struct ct_thread *t, ct_arc_fn fn,
+			 void *arg)
+{
+	struct arc_walk w = { fn, arg };
+
+	(void)p;
+	for (size_t i = 0; i < t->nr_edges; i++) {
+		struct ct_arc a = {
+			.caller = t->edges[i].caller,
+			.callee = t->edges[i].callee,
+			.calls = t->edges[i].calls,
+		};
+
+		fn(&a, arg);
+	}
+	ctree_walk(t, arc_of_node, &w);
 }

@@ -292,7 +292,7 @@ static void frame_close(struct engine *e, struct task *t, uint64_t ts)
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
 
 	if (f->node)
-		ctree_leave(t->ct, f->node, dur, own, ts);
+		ctree_leave(e->p, t->ct, f->node, dur, own, ts);
 	if (t->depth)
 		t->stack[t->depth - 1].child_ns += dur;
 	(void)e;
@@ -1004,6 +1004,9 @@ static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 		cont(t->tid, 0);
 		return;
 	}
+	if (sig != SIGCHLD)
+		msg_debug("tid %d: delivering signal %d at rip %#lx", t->tid, sig,
+			  (unsigned long)ptrace(PTRACE_PEEKUSER, t->tid, RIP_OFFSET, 0));
 	cont(t->tid, sig);
 }
 

@@ -163,7 +163,7 @@ static void sim_ret(struct sim *s)
 
 	if (fr->n->func == F_SUSPEND)
 		own = 0;   /* suspend: OWN 0, ACC the blocked time */
-	ctree_leave(s->t, fr->n, s->now - fr->start, own, TS_BASE + s->now);
+	ctree_leave(s->p, s->t, fr->n, s->now - fr->start, own, TS_BASE + s->now);
 	if (s->depth)
 		s->st[s->depth - 1].resume = s->now;
 }
@@ -311,7 +311,7 @@ static void add_calls(struct profile *p, struct ct_thread *t, struct ct_node *pa
 
 	for (uint64_t i = 0; i < cnt; i++)
 		n = ctree_enter(p, t, parent, f, (*ts)++);
-	ctree_leave(t, n, acc_us * 1000, own_us * 1000, (*ts)++);
+	ctree_leave(p, t, n, acc_us * 1000, own_us * 1000, (*ts)++);
 }
 
 static struct profile *edge_profile(bool with_extras)
@@ -341,7 +341,7 @@ static struct profile *edge_profile(bool with_extras)
 		}
 	}
 	/* main: ACC 1234.567 ms, OWN 1 ms, as in the sample */
-	ctree_leave(t, m, 1234567000ull, 1000000ull, ts + 1234567000ull);
+	ctree_leave(p, t, m, 1234567000ull, 1000000ull, ts + 1234567000ull);
 	return p;
 }
 
@@ -569,11 +569,11 @@ START_TEST(fprof_rounding)
 	na = ctree_enter(p, t, &t->root, a, 1000);
 	nb = ctree_enter(p, t, na, b, 1000);
 	nc = ctree_enter(p, t, nb, c, 1000);
-	ctree_leave(t, nc, 1500, 1499, 2500);     /* 1.500 -> 2 µs, 1.499 -> 1 µs */
-	ctree_leave(t, nb, 2500, 1000, 3500);
+	ctree_leave(p, t, nc, 1500, 1499, 2500);     /* 1.500 -> 2 µs, 1.499 -> 1 µs */
+	ctree_leave(p, t, nb, 2500, 1000, 3500);
 	nc2 = ctree_enter(p, t, na, c, 3500);
-	ctree_leave(t, nc2, 1500, 1500, 5000);    /* 2 µs, 2 µs */
-	ctree_leave(t, na, 4000, 0, 5000);
+	ctree_leave(p, t, nc2, 1500, 1500, 5000);    /* 2 µs, 2 µs */
+	ctree_leave(p, t, na, 4000, 0, 5000);
 	report_opts_init(&ro);
 	out = render(p, "fprof", &ro);
 	/* marked row of c: 2+2 ACC, 1+2 OWN (not round(3.0/2.999)) */
@@ -607,7 +607,7 @@ START_TEST(fprof_tie_order)
 	nt = ctree_enter(p, t, &t->root, top, ts++);
 	for (int i = 0; i < 5; i++)
 		add_calls(p, t, nt, ids[i], 1, 7, 7, &ts);
-	ctree_leave(t, nt, 100000, 1000, ts);
+	ctree_leave(p, t, nt, 100000, 1000, ts);
 	report_opts_init(&ro);
 	ro.callers = false;
 	out = render(p, "fprof", &ro);
@@ -1104,11 +1104,11 @@ START_TEST(json_recursion_acc_once)
 	n1 = ctree_enter(p, t, &t->root, fib, 100);
 	n2 = ctree_enter(p, t, n1, fib, 110);
 	n3 = ctree_enter(p, t, n2, fib, 120);
-	ctree_leave(t, n3, 10, 10, 130);
-	ctree_leave(t, n2, 30, 20, 140);
+	ctree_leave(p, t, n3, 10, 10, 130);
+	ctree_leave(p, t, n2, 30, 20, 140);
 	n2 = ctree_enter(p, t, n1, fib, 150);
-	ctree_leave(t, n2, 10, 10, 160);
-	ctree_leave(t, n1, 70, 30, 170);
+	ctree_leave(p, t, n2, 10, 10, 160);
+	ctree_leave(p, t, n1, 70, 30, 170);
 	report_opts_init(&ro);
 	text = render(p, "json", &ro);
 	root = parse(text);
