@@ -6,6 +6,7 @@
 #define CALLTRACE_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 struct profile;
@@ -16,10 +17,16 @@ struct report_opts {
 	enum report_sort sort;   /* fprof: acc (default) or own; fprof has no calls key,
 	                            so REPORT_SORT_CALLS sorts (and is printed) as acc */
 	bool callers;            /* fprof: paragraphs (true) or flat lines */
-	bool totals;             /* fprof: merged paragraphs in the totals section */
+	bool totals;             /* fprof: merged paragraphs in the totals section;
+	                            eprof: one table for all threads (eprof's 'total') */
 	bool details;            /* fprof: per-thread sections */
 	int cols;                /* fprof: line width, default 80; values below 23 are
 	                            raised to 23 as fprof does, 0 or less means 80 */
+	unsigned long limit;     /* cprof: functions called fewer times are left out of
+	                            their module's list (default 1, as cprof) */
+	bool per_thread;         /* callgrind: one file per thread (FILE.TID) */
+	const char *output;      /* the report's path, or NULL for stderr (writers that
+	                            write several files derive their names from it) */
 };
 
 /* Defaults: sort acc, callers true, totals false, details true, cols 80. */
@@ -46,5 +53,16 @@ const char *report_names(void);
 
 extern const struct report_ops report_fprof;
 extern const struct report_ops report_json;
+extern const struct report_ops report_cprof;
+extern const struct report_ops report_eprof;
+extern const struct report_ops report_flat;
+extern const struct report_ops report_callgrind;
+extern const struct report_ops report_folded;
+extern const struct report_ops report_svg;
+
+/* Read a profile saved with --format json (the saved form of a run) back into *@out
+ * (caller owns: profile_free). 0, or -1 with one line in @err naming the problem
+ * (not JSON, truncated, wrong shape, unknown version). */
+int report_load_json(const char *path, struct profile **out, char *err, size_t errlen);
 
 #endif

@@ -9,6 +9,12 @@
 static const struct report_ops *const writers[] = {
 	&report_fprof,
 	&report_json,
+	&report_cprof,
+	&report_eprof,
+	&report_flat,
+	&report_callgrind,
+	&report_folded,
+	&report_svg,
 };
 
 #define NR_WRITERS (sizeof(writers) / sizeof(writers[0]))
@@ -20,6 +26,9 @@ void report_opts_init(struct report_opts *ro)
 	ro->totals = false;
 	ro->details = true;
 	ro->cols = 80;
+	ro->limit = 1;
+	ro->per_thread = false;
+	ro->output = NULL;
 }
 
 const struct report_ops *report_find(const char *name)
