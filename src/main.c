@@ -63,7 +63,14 @@ static int write_outputs(const struct opts *o, struct output *out, const struct 
 	int rc = 0;
 
 	for (size_t i = 0; i < o->nr_formats; i++) {
-		int r = out[i].ops->emit(p, &o->report, out[i].f);
+		struct report_opts ro = o->report;
+		int r;
+
+		/* the flat profile answers "where does the time go": own time first */
+		if (!o->sort_given && !strcmp(out[i].ops->name, "flat"))
+			ro.sort = REPORT_SORT_OWN;
+		ro.output = out[i].path;
+		r = out[i].ops->emit(p, &ro, out[i].f);
 
 		if (out[i].f == stderr) {
 			if (fflush(stderr) != 0)
@@ -102,6 +109,22 @@ int main(int argc, char **argv)
 	case OPTS_RUN:
 		break;
 	}
+	if (o.report_file) {
+		out = xcalloc(o.nr_formats, sizeof(*out));
+		if (report_load_json(o.report_file, &p, err, sizeof(err)) < 0) {
+			msg_error("%s", err);
+			status = EXIT_TRACER;
+			goto out;
+		}
+		if ((rc = open_outputs(&o, out)) != 0) {
+			status = rc;
+			goto out;
+		}
+		status = write_outputs(&o, out, p);
+		free(out);
+		out = NULL;
+		goto out;
+	}
 	if ((rc = target_resolve(o.argv[0], &path)) != 0 ||
 	    (rc = target_load(path, &image)) != 0 ||
 	    (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0) {
@@ -133,6 +156,7 @@ int main(int argc, char **argv)
 	eo.patterns = o.patterns;
 	eo.nr_patterns = o.nr_patterns;
 	eo.pin = !o.no_pin;
+	eo.count = o.count;
 	eo.image = image;
 	image = NULL;                     /* the engine owns it now */
 	install_signals();

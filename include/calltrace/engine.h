@@ -18,6 +18,8 @@ struct engine_opts {
 	const char **patterns;       /* root function globs */
 	size_t nr_patterns;
 	bool pin;                    /* pin calltrace and the program to one CPU */
+	bool count;                  /* count mode: entry breakpoints only (and the
+	                                roots' exits), one stop per call */
 	struct sym_module *image;    /* the program's symbols, loaded while validating;
 	                                the engine takes ownership */
 };

@@ -21,6 +21,8 @@ struct opts {
 	bool no_pin;               /* --no-pin: leave CPU placement to the scheduler */
 	bool stats;                /* --stats: print stops and calls on stderr at the end */
 	struct report_opts report; /* --sort, --cols, --no-callers, --totals, --no-details */
+	bool sort_given;           /* --sort was given (flat defaults to own otherwise) */
+	const char *report_file;   /* 'calltrace report FILE': re-render a saved profile */
 	char **argv;               /* PROGRAM and its arguments (borrowed from main's argv) */
 	int argc;
 };
@@ -31,7 +33,8 @@ enum opts_result {
 	OPTS_ERROR,                /* message in err: exit 125 */
 };
 
-/* Parse @argv. On OPTS_ERROR, @err holds one line (no "calltrace: " prefix, no newline).
+/* Parse @argv: 'calltrace [OPTIONS] PROGRAM [ARGS]' or 'calltrace report [OPTIONS] FILE'
+ * (report mode is chosen when argv[1] is "report"). On OPTS_ERROR, @err holds one line (no "calltrace: " prefix, no newline).
  * Caller owns the arrays in @o: opts_fini(). */
 enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen);
 void opts_fini(struct opts *o);

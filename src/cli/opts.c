@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
 void opts_usage(FILE *out)
 {
 	fputs("Usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "       calltrace report FILE [OPTIONS]   re-render a profile saved with --format json\n"
 	      "Run PROGRAM under ptrace and report every call of its functions beneath the\n"
 	      "root functions: call counts, own (OWN) and accumulated (ACC) time per\n"
 	      "function and per call path.\n"
@@ -95,11 +96,19 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 	long v;
 	int c;
 
+	bool report_mode = argc > 1 && !strcmp(argv[1], "report");
+
 	memset(o, 0, sizeof(*o));
 	report_opts_init(&o->report);
 	opterr = 0;
+	if (report_mode) {
+		/* 'report FILE [OPTIONS]': options may follow the file */
+		argc--;
+		argv++;
+	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:f:co:s:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:h" : "+:f:co:s:h", long_opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!*optarg) {
@@ -119,6 +128,7 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			o->output = optarg;
 			break;
 		case 's':
+			o->sort_given = true;
 			if (!strcmp(optarg, "acc")) {
 				o->report.sort = REPORT_SORT_ACC;
 			} else if (!strcmp(optarg, "own")) {
@@ -172,14 +182,29 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			return OPTS_ERROR;
 		}
 	}
-	if (optind >= argc) {
+	if (report_mode) {
+		if (optind >= argc) {
+			snprintf(err, errlen, "report: no profile given; usage: calltrace report FILE [--format NAME] [-o OUT]");
+			return OPTS_ERROR;
+		}
+		if (optind + 1 < argc) {
+			snprintf(err, errlen, "report: '%s': one saved profile at a time; usage: calltrace report FILE [--format NAME]",
+				 argv[optind + 1]);
+			return OPTS_ERROR;
+		}
+		o->report_file = argv[optind];
+		if (o->nr_patterns || o->count) {
+			snprintf(err, errlen, "report: -f and -c apply when tracing, not to a saved profile");
+			return OPTS_ERROR;
+		}
+	} else if (optind >= argc) {
 		snprintf(err, errlen, "no program given; usage: calltrace [OPTIONS] PROGRAM [ARGS...]");
 		return OPTS_ERROR;
 	}
 	if (!o->nr_patterns)
 		push(&o->patterns, &o->nr_patterns, &cap_pat, "main");
 	if (!o->nr_formats)
-		push(&o->formats, &o->nr_formats, &cap_fmt, "fprof");
+		push(&o->formats, &o->nr_formats, &cap_fmt, o->count ? "cprof" : "fprof");
 	if (o->nr_formats > 1 && !o->output) {
 		snprintf(err, errlen, "--format: %zu formats need -o FILE (written as FILE.<format>)",
 			 o->nr_formats);

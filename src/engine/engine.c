@@ -351,6 +351,55 @@ static struct ct_thread *task_thread(struct engine *e, struct task *t)
 
 /* ---- the entry and exit of a call ------------------------------------------------ */
 
+static const struct sym_func *func_containing(const struct sym_module *m, uint64_t faddr)
+{
+	size_t lo = 0, hi = m->nr_funcs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->funcs[mid].addr <= faddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (faddr < m->funcs[lo - 1].addr + m->funcs[lo - 1].size)
+		return &m->funcs[lo - 1];
+	return NULL;
+}
+
+/* Count mode: one stop per call. The caller is the traced function containing the
+ * return address; a call from untraced code (a library calling back) has the caller
+ * 'undefined'. Only root functions get frames, to know when recording is on. */
+static void on_entry_count(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
+			   uint64_t ts)
+{
+	struct image *img = t->proc->img;
+	ct_func_id caller = CT_FUNC_UNDEFINED;
+	uint64_t ret;
+
+	unwind_to(e, t, rsp, false, ts);
+	e->st->calls++;
+	if (img->is_root[b->func]) {
+		xgrow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
+		t->stack[t->depth++] = (struct frame){ .slot = rsp, .entry_ts = ts };
+	}
+	if (!t->no_record && (t->depth || t->record_all)) {
+		const struct sym_func *f = NULL;
+
+		if (mem_read(t->proc, rsp, &ret, sizeof(ret)) == 0)
+			f = func_containing(img->sym, ret - img->bias);
+		if (f)
+			caller = img->ids[f - img->sym->funcs];
+		ctree_count(task_thread(e, t), caller, img->ids[b->func], ts);
+		e->st->recorded++;
+	}
+	if (b->exits)
+		unwind_to(e, t, rsp, true, ts);
+}
+
 static void on_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
 		     uint64_t ts)
 {
@@ -384,6 +433,7 @@ static void on_entry(struct engine *e, struct task *t, const struct bp *b, uint6
 
 struct plant_ctx {
 	struct engine *e;
+	bool want_exits;         /* plant ret / leaving-jump breakpoints in this body */
 	struct proc *pr;
 	struct image *img;
 	const uint8_t *code;     /* snapshot of the text, from code_lo */
@@ -393,24 +443,6 @@ struct plant_ctx {
 	uint64_t ret_slot;       /* shared 'ret' */
 };
 
-static const struct sym_func *func_containing(const struct sym_module *m, uint64_t faddr)
-{
-	size_t lo = 0, hi = m->nr_funcs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->funcs[mid].addr <= faddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	if (faddr < m->funcs[lo - 1].addr + m->funcs[lo - 1].size)
-		return &m->funcs[lo - 1];
-	return NULL;
-}
 
 static uint64_t xol_alloc(struct plant_ctx *c, const uint8_t *bytes, size_t n)
 {
@@ -553,6 +585,8 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 	size_t avail;
 	struct bp *b;
 
+	if (x->kind != EXIT_ENTRY_JUMP && !c->want_exits)
+		return;
 	switch (x->kind) {
 	case EXIT_RET:
 		break;
@@ -682,6 +716,14 @@ static int image_setup(struct engine *e, struct proc *pr, pid_t tid, struct sym_
 		img->ids[i] = profile_add_func(e->p, f->name, m->base, f->file, f->line,
 					       f->arity, f->addr + img->bias);
 		img->is_root[i] = matches_root(e->eo, f->name, f->raw);
+		if (f->is_cold && !img->is_root[i]) {
+			/* main.cold belongs to main */
+			char *base = xstrdup(f->raw);
+
+			*strstr(base, ".cold") = 0;
+			img->is_root[i] = matches_root(e->eo, base, base);
+			free(base);
+		}
 	}
 	img->nr_slots = 64;
 	while (img->nr_slots < m->nr_funcs * 8)
@@ -778,6 +820,9 @@ static int image_setup(struct engine *e, struct proc *pr, pid_t tid, struct sym_
 		p = code_at(&c, raddr, &avail);
 		if (!p || avail < f->size)
 			continue;
+		/* count mode watches only the roots' exits: it needs to know when a root
+		 * is active, not when other calls end */
+		c.want_exits = !e->eo->count || img->is_root[i];
 		if (insn_scan_body(e->dec, p, f->size, raddr, plant_exit, &c, &bad) < 0)
 			msg_debug("%s: undecodable at %#" PRIx64 "; exits after it are not watched",
 				  f->name, bad);
@@ -863,7 +908,9 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	if (b->kind == BP_PATCH && !b->resume)
 		return false;        /* a rewritten displacement, never a trap */
 	e->st->stops++;
-	if (b->kind == BP_ENTRY)
+	if (b->kind == BP_ENTRY && e->eo->count)
+		on_entry_count(e, t, b, regs.rsp, ts);
+	else if (b->kind == BP_ENTRY)
 		on_entry(e, t, b, regs.rsp, ts);
 	else if (b->kind == BP_EXIT)
 		unwind_to(e, t, regs.rsp, true, ts);
