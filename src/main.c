@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calltrace/engine.h"
 #include "calltrace/opts.h"
@@ -125,7 +126,30 @@ int main(int argc, char **argv)
 		out = NULL;
 		goto out;
 	}
-	if ((rc = target_resolve(o.argv[0], &path)) != 0 ||
+	if (o.pid) {
+		char exe[64];
+		char buf[4096];
+		ssize_t n;
+
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)o.pid);
+		n = readlink(exe, buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			if (errno == ENOENT)
+				msg_error("pid %d: no such process; check the pid with ps", (int)o.pid);
+			else
+				msg_error("pid %d: cannot read its executable: %s; run as its user or root",
+					  (int)o.pid, strerror(errno));
+			goto out;
+		}
+		buf[n] = 0;
+		path = xstrdup(buf);
+		if ((rc = target_load(path, &image)) != 0 ||
+		    (o.patterns_given &&
+		     (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0)) {
+			status = rc == EXIT_NOEXEC || rc == EXIT_NOTFOUND ? EXIT_TRACER : rc;
+			goto out;
+		}
+	} else if ((rc = target_resolve(o.argv[0], &path)) != 0 ||
 	    (rc = target_load(path, &image)) != 0 ||
 	    (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0) {
 		status = rc;
@@ -142,10 +166,13 @@ int main(int argc, char **argv)
 	{
 		size_t len = 0;
 
-		for (int i = 0; i < o.argc; i++)
+		if (o.pid)
+			p->command = xasprintf("-p %d (%s)", (int)o.pid, path);
+		for (int i = 0; i < o.argc && !o.pid; i++)
 			len += strlen(o.argv[i]) + 1;
-		p->command = xcalloc(1, len + 1);
-		for (int i = 0; i < o.argc; i++) {
+		if (!o.pid)
+			p->command = xcalloc(1, len + 1);
+		for (int i = 0; i < o.argc && !o.pid; i++) {
 			if (i)
 				strcat(p->command, " ");
 			strcat(p->command, o.argv[i]);
@@ -157,6 +184,14 @@ int main(int argc, char **argv)
 	eo.nr_patterns = o.nr_patterns;
 	eo.pin = !o.no_pin;
 	eo.count = o.count;
+	eo.pid = o.pid;
+	eo.duration = o.duration;
+	eo.follow_forks = o.follow_forks;
+	eo.libs = o.libs;
+	eo.nr_libs = o.nr_libs;
+	/* attached to a running program, main has long been entered: record everything
+	 * from now on unless roots were named */
+	eo.record_all = o.pid && !o.patterns_given;
 	eo.image = image;
 	image = NULL;                     /* the engine owns it now */
 	install_signals();

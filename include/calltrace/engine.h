@@ -13,6 +13,12 @@ struct profile;
 struct sym_module;
 
 struct engine_opts {
+	pid_t pid;                   /* -p: attach to this process instead of spawning */
+	double duration;             /* -d: stop recording after this many seconds (0: no) */
+	bool follow_forks;           /* trace forked children too */
+	const char **libs;           /* --lib globs on shared object base names */
+	size_t nr_libs;
+	bool record_all;             /* record every call from the start (attach without -f) */
 	const char *path;            /* resolved program path */
 	char **argv;                 /* program argv (argv[0] as the user gave it) */
 	const char **patterns;       /* root function globs */
@@ -32,9 +38,11 @@ struct engine_stats {
 	uint64_t nr_refused;         /* functions left untraced (instruction not movable) */
 };
 
-/* Run the program to completion, recording into @p. *@status receives calltrace's exit
- * status: the program's own, or 128+N if it died of signal N. 0, or a negative errno
- * if the program could not be started (a message was printed). */
+/* Run the program to completion (or attach to eo->pid until it exits, the duration
+ * ends or calltrace is told to stop), recording into @p. *@status receives
+ * calltrace's exit status: the program's own, or 128+N if it died of signal N; 0 after
+ * a detach. 0, or a negative errno if the program could not be started or attached
+ * (a message was printed). */
 int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 	       struct engine_stats *stats);
 

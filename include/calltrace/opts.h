@@ -14,6 +14,12 @@
 struct opts {
 	const char **patterns;     /* -f: root function globs; default "main" */
 	size_t nr_patterns;
+	bool patterns_given;       /* -f was given (attach records everything otherwise) */
+	const char **libs;         /* --lib: shared objects to trace (globs) */
+	size_t nr_libs;
+	bool follow_forks;         /* --follow-forks */
+	pid_t pid;                 /* -p PID: attach */
+	double duration;           /* -d SECONDS, 0 = until the program exits */
 	const char **formats;      /* --format names, in order; default "fprof" */
 	size_t nr_formats;
 	const char *output;        /* -o FILE or NULL for stderr */

@@ -122,6 +122,11 @@ const char *profile_func_name(const struct profile *p, ct_func_id f);
 struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_node *parent,
 			    ct_func_id f, uint64_t ts);
 
+/* The child node of @parent for @f, created if needed, without counting a call (a
+ * followed fork child continues inside calls its parent made). */
+struct ct_node *ctree_path(struct profile *p, struct ct_thread *t, struct ct_node *parent,
+			   ct_func_id f);
+
 /* Record the end of one call on @n: @acc_ns from entry to exit, @own_ns of it with @n
  * on top. @ts is the exit time (kept for the thread's last_ts). Also adds @acc_ns to
  * the function's latency histogram. */

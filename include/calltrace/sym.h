@@ -2,8 +2,9 @@
 /* sym.h - the functions of an ELF object: the only module that uses libdw/libdwfl.
  * Loads function symbols (.symtab, .dynsym, MiniDebugInfo merged by libdwfl) with their
  * sizes, and from DWARF their source file, declaration line and number of parameters.
- * Addresses are the file's own (unrelocated) virtual addresses; the engine adds the
- * load bias. */
+ * A stripped file (no .symtab) also gets a function for every .eh_frame FDE outside the
+ * symbols' ranges, named by address: fn_0x<file address in hex>. Addresses are the
+ * file's own (unrelocated) virtual addresses; the engine adds the load bias. */
 #ifndef CALLTRACE_SYM_H
 #define CALLTRACE_SYM_H
 
@@ -20,6 +21,9 @@ struct sym_func {
 	int line;            /* DWARF declaration line or 0 */
 	int arity;           /* DWARF formal parameters, or 0 */
 	bool is_cold;        /* a split-off part (name.cold): scanned for exits, no entry */
+	bool from_cfi;       /* no symbol: found from an .eh_frame FDE, named fn_0x<addr>
+			      * (fn_0x<addr>.cold, is_cold, when its first CFI row is
+			      * not a function entry) */
 };
 
 struct sym_module {
@@ -29,6 +33,9 @@ struct sym_module {
 	uint64_t entry;      /* e_entry */
 	struct sym_func *funcs;   /* sorted by address, one per address */
 	size_t nr_funcs;
+	size_t nr_from_cfi;  /* how many of funcs are from_cfi */
+	bool has_symtab;     /* a .symtab (in the file, its debuginfo or MiniDebugInfo);
+			      * false: stripped, names only from .dynsym and fn_0x... */
 };
 
 /* ELF checks done before anything runs. */
@@ -45,9 +52,17 @@ enum sym_elf_check {
  * (may be NULL) receives a short machine name. */
 enum sym_elf_check sym_check_elf(const char *path, const char **machine);
 
-/* Load the functions of @path. 0, or -errno (-ENOENT: no function symbols). Caller owns
- * *out: sym_module_free(). */
+/* Load the functions of @path. 0, or -errno (-ENOENT: no functions at all, from
+ * symbols or .eh_frame). Caller owns *out: sym_module_free(). */
 int sym_module_load(const char *path, struct sym_module **out);
+
+enum {
+	SYM_LOAD_NO_CFI = 1 << 0,   /* stripped: .dynsym names only, no fn_0x... functions */
+};
+
+/* sym_module_load() with SYM_LOAD_* @flags (sym_module_load is flags 0). */
+int sym_module_load_flags(const char *path, unsigned int flags, struct sym_module **out);
+
 void sym_module_free(struct sym_module *m);
 
 #endif

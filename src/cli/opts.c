@@ -20,6 +20,10 @@ enum {
 	OPT_NO_DETAILS,
 	OPT_VERSION,
 	OPT_STATS,
+	OPT_LIB,
+	OPT_FOLLOW_FORKS,
+	OPT_LIMIT,
+	OPT_PER_THREAD,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +38,12 @@ static const struct option long_opts[] = {
 	{ "no-details", no_argument, NULL, OPT_NO_DETAILS },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
 	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "lib", required_argument, NULL, OPT_LIB },
+	{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -49,6 +59,14 @@ void opts_usage(FILE *out)
 	      "\n"
 	      "  -f, --function PATTERN  root functions (glob, repeatable; default main)\n"
 	      "  -c, --count             call-count mode: entry breakpoints only\n"
+	      "      --lib PATTERN       also trace shared objects whose file name matches\n"
+	      "                          (glob, repeatable), e.g. 'libz.so*'\n"
+	      "      --follow-forks      trace forked children too (default: they run\n"
+	      "                          untraced and unharmed)\n"
+	      "  -p, --pid PID           attach to a running process (all threads); detach\n"
+	      "                          on SIGINT/SIGTERM, after -d, or when it exits\n"
+	      "  -d, --duration SECONDS  stop recording after SECONDS and write the report\n"
+	      "                          (the program is detached and keeps running)\n"
 	      "      --format NAME       report format: fprof (default), json; repeatable\n"
 	      "                          or comma-separated (see -o for several)\n"
 	      "  -o, --output FILE       write the report to FILE (default: stderr); with\n"
@@ -58,6 +76,8 @@ void opts_usage(FILE *out)
 	      "      --no-callers        fprof: one flat line per function\n"
 	      "      --totals            fprof: merged paragraphs in the totals section\n"
 	      "      --no-details        fprof: omit the per-thread sections\n"
+	      "      --limit N           cprof: leave out functions called fewer than N times\n"
+	      "      --per-thread        callgrind: one file per thread (FILE.TID)\n"
 	      "      --no-pin            do not pin calltrace and the program to one CPU\n"
 	      "      --stats             print calls, stops and breakpoints on stderr\n"
 	      "  -h, --help              this text\n"
@@ -91,7 +111,7 @@ static int add_formats(struct opts *o, size_t *cap, char *list, char *err, size_
 
 enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	size_t cap_pat = 0, cap_fmt = 0;
+	size_t cap_pat = 0, cap_fmt = 0, cap_lib = 0;
 	char *end;
 	long v;
 	int c;
@@ -107,7 +127,7 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 		argv++;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:h" : "+:f:co:s:h", long_opts,
+	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:hp:d:" : "+:f:co:s:hp:d:", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -116,6 +136,46 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 				return OPTS_ERROR;
 			}
 			push(&o->patterns, &o->nr_patterns, &cap_pat, optarg);
+			o->patterns_given = true;
+			break;
+		case OPT_LIB:
+			if (!*optarg) {
+				snprintf(err, errlen, "--lib: empty pattern; give a library file name or glob such as 'libz.so*'");
+				return OPTS_ERROR;
+			}
+			push(&o->libs, &o->nr_libs, &cap_lib, optarg);
+			break;
+		case OPT_FOLLOW_FORKS:
+			o->follow_forks = true;
+			break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v <= 0 || v > 4194304) {
+				snprintf(err, errlen, "-p %s: not a process id; give a pid such as 4242", optarg);
+				return OPTS_ERROR;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 'd': {
+			double d = strtod(optarg, &end);
+
+			if (*end || end == optarg || !(d > 0) || d > 1e7) {
+				snprintf(err, errlen, "-d %s: not a duration; give seconds such as 10 or 0.5", optarg);
+				return OPTS_ERROR;
+			}
+			o->duration = d;
+			break;
+		}
+		case OPT_LIMIT:
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 0) {
+				snprintf(err, errlen, "--limit %s: not a count; give a number such as 10", optarg);
+				return OPTS_ERROR;
+			}
+			o->report.limit = (unsigned long)v;
+			break;
+		case OPT_PER_THREAD:
+			o->report.per_thread = true;
 			break;
 		case 'c':
 			o->count = true;
@@ -197,10 +257,17 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			snprintf(err, errlen, "report: -f and -c apply when tracing, not to a saved profile");
 			return OPTS_ERROR;
 		}
+	} else if (o->pid) {
+		if (optind < argc) {
+			snprintf(err, errlen, "-p %d: attach or run a program, not both ('%s' given too)",
+				 o->pid, argv[optind]);
+			return OPTS_ERROR;
+		}
 	} else if (optind >= argc) {
 		snprintf(err, errlen, "no program given; usage: calltrace [OPTIONS] PROGRAM [ARGS...]");
 		return OPTS_ERROR;
 	}
+
 	if (!o->nr_patterns)
 		push(&o->patterns, &o->nr_patterns, &cap_pat, "main");
 	if (!o->nr_formats)
@@ -217,6 +284,7 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 
 void opts_fini(struct opts *o)
 {
+	free(o->libs);
 	free(o->patterns);
 	free(o->formats);
 	o->patterns = NULL;

@@ -119,7 +119,19 @@ static void note_ts(struct ct_thread *t, uint64_t ts)
 struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_node *parent,
 			    ct_func_id f, uint64_t ts)
 {
+	struct ct_node *c = ctree_path(p, t, parent, f);
+
+	c->calls++;
+	note_ts(t, ts);
+	return c;
+}
+
+struct ct_node *ctree_path(struct profile *p, struct ct_thread *t, struct ct_node *parent,
+			   ct_func_id f)
+{
 	struct ct_node *c, *prev = NULL;
+
+	(void)t;
 
 	/* Move-to-front: a loop calling the same few functions finds them first. */
 	for (c = parent->first_child; c; prev = c, c = c->next_sibling) {
@@ -145,8 +157,6 @@ struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_no
 	parent->first_child = c;
 	p->nr_nodes++;
 found:
-	c->calls++;
-	note_ts(t, ts);
 	return c;
 }
 

@@ -6,7 +6,12 @@
  * a recursive activation) accumulated time to the (thread, P's function, N's function)
  * triple. Each triple is rounded once to integer microseconds (half up) and every
  * printed sum (marked rows, thread headers, totals, the merged totals paragraphs) is
- * computed from those integers, so the rows add up exactly, as in fprof. */
+ * computed from those integers, so the rows add up exactly, as in fprof.
+ *
+ * Count mode: the triples come from the threads' edge tables (profile_thread_arcs()
+ * gives both modes alike), so CNT is exact and every ACC and OWN is 0.000, except the
+ * totals line's ACC, which stays the traced span (first to last event). With no tree,
+ * initial_calls is left out of the thread headers. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -211,26 +216,27 @@ static void edges_merge(struct edges *es)
 	es->nr = out + 1;
 }
 
-static void collect_node(const struct ct_node *n, int depth, void *arg)
+/* One arc: a tree node (its ACC 0 if it is a recursive activation), or in count mode
+ * an edge-table entry (no times: ACC and OWN 0). */
+static void collect_arc(const struct ct_arc *a, void *arg)
 {
 	struct edge e = {
-		.caller = n->parent ? n->parent->func : CT_FUNC_UNDEFINED,
-		.callee = n->func,
-		.cnt = n->calls,
-		.acc = n->is_rec ? 0 : n->acc_ns,
-		.own = n->own_ns,
+		.caller = a->caller,
+		.callee = a->callee,
+		.cnt = a->calls,
+		.acc = a->acc_ns,
+		.own = a->own_ns,
 	};
 
-	(void)depth;
 	edges_push(arg, &e);
 }
 
 /* The thread's triples, merged and rounded to µs, sorted by (caller, callee). */
-static void thread_edges(const struct ct_thread *t, struct edges *es)
+static void thread_edges(const struct profile *p, const struct ct_thread *t, struct edges *es)
 {
 	es->v = NULL;
 	es->nr = es->cap = 0;
-	ctree_walk(t, collect_node, es);
+	profile_thread_arcs(p, t, collect_arc, es);
 	edges_merge(es);
 	for (size_t i = 0; i < es->nr; i++) {
 		es->v[i].acc = ns_to_us(es->v[i].acc);
@@ -601,7 +607,7 @@ static int emit_fprof(const struct profile *p, const struct report_opts *ro, FIL
 
 		ts->t = p->threads[i];
 		ts->id = xasprintf("<%d.%d>", (int)ts->t->pid, (int)ts->t->tid);
-		thread_edges(ts->t, &ts->es);
+		thread_edges(p, ts->t, &ts->es);
 		sum_edges(&ts->es, &ts->sum);
 		for (size_t k = 0; k < ts->es.nr; k++)
 			edges_push(&all, &ts->es.v[k]);

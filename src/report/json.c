@@ -9,19 +9,31 @@
  *   "command": "..." | null, "span_ns": last event - first event,
  *   "functions": [ { "name", "module", "file": str|null, "line": int|null, "arity",
  *                    "calls", "own_ns", "acc_ns",
+ *                    "latency": { "count", "min_ns", "p50_ns", "p95_ns", "p99_ns",
+ *                                 "max_ns" } | null,
  *                    "callers": [ { "name", "module", "calls", "own_ns", "acc_ns" } ],
  *                    "callees": [ ...same... ] } ],
  *   "threads": [ { "pid", "tid", "comm": str|null, "spawned_by": "<P.T>" | null,
  *                  "spawned_as": { "name", "module", "arg": "0x.." } | null,
  *                  "tree": { "name": "undefined", "module": "", "calls": 0,
  *                            "own_ns": 0, "acc_ns", "recursive": false,
- *                            "children": [ node... ] } } ] }
+ *                            "children": [ node... ] } | null,
+ *                  "edges": [ { "caller": { "name", "module" },
+ *                               "callee": { "name", "module" },
+ *                               "calls" } ] | null } ] }
  *
  * Decisions:
- *  - functions: every function with a node in some thread's tree, in profile order
- *    (function id). Counts and times are summed over threads; a function's acc_ns adds
- *    only non-recursive nodes (fprof's rule: ACC counts the outermost activation), its
- *    own_ns adds all. Pseudo functions (suspend) are listed with module "".
+ *  - functions: every function with a node in some thread's tree (count mode: every
+ *    function named by some thread's edges, as caller or callee), in profile order
+ *    (function id). Counts and times are summed over threads (from
+ *    profile_thread_arcs(), both modes); "calls" counts calls from every caller,
+ *    'undefined' included. A function's acc_ns adds only non-recursive nodes (fprof's
+ *    rule: ACC counts the outermost activation), its own_ns adds all. Pseudo functions
+ *    (suspend) are listed with module "".
+ *  - latency: the function's per-call latency histogram (ACC of every call, recursive
+ *    ones included, all threads): its number of calls, exact min and max, and the
+ *    50/95/99% quantiles (bucket midpoints, within 1/8). null when the function has
+ *    no histogram (count mode, or never returned).
  *  - callers/callees: one entry per distinct function, summed over threads, sorted by
  *    calls (descending), then function id. An edge's acc_ns follows the same rule
  *    (0 for calls into an already active function). The unknown caller 'undefined'
@@ -33,7 +45,13 @@
  *    shape. Tree nodes carry the raw per-path values (acc_ns included, also for
  *    recursive nodes, which are marked "recursive": true). Children are sorted by
  *    acc_ns, then calls (both descending), then function id.
- *  - count mode (profile.mode == CT_MODE_COUNT): every own_ns and acc_ns is null.
+ *  - count mode (profile.mode == CT_MODE_COUNT): every own_ns and acc_ns is null,
+ *    "tree" is null (count mode records no tree; should a count-mode profile have tree
+ *    nodes, they are written, with null times) and "edges" lists the thread's caller -> callee pairs with their
+ *    calls: sorted by calls (descending), then caller id, then callee id (the
+ *    caller 'undefined', name "undefined" and module "", last among equals). Calls
+ *    from untraced code are only there: callers lists never name 'undefined'.
+ *    In full mode "edges" is null (the tree has the same information and more).
  *  - strings: bytes that are not valid UTF-8 become U+FFFD, so the output is always
  *    valid JSON text. */
 #include <errno.h>
@@ -60,6 +78,8 @@ struct jctx {
 	struct jedge *edges;          /* sorted by (caller, callee) */
 	struct jedge *by_callee;      /* the same, sorted by (callee, caller) */
 	size_t nr_edges, cap_edges;
+	struct jedge *tedges;         /* count mode: one thread's edges */
+	size_t nr_tedges, cap_tedges;
 };
 
 /* @s as valid UTF-8 (invalid bytes replaced by U+FFFD); NULL gives JSON null. */
@@ -106,19 +126,15 @@ static const char *func_module(const struct profile *p, ct_func_id f)
 	return f == CT_FUNC_UNDEFINED || f >= p->nr_funcs ? "" : p->funcs[f].module;
 }
 
-static void collect_node(const struct ct_node *n, int depth, void *arg)
+static void collect_arc(const struct ct_arc *a, void *arg)
 {
 	struct jctx *c = arg;
-	struct jedge *e;
 
-	(void)depth;
 	xgrow(&c->edges, &c->cap_edges, c->nr_edges + 1, sizeof(*c->edges));
-	e = &c->edges[c->nr_edges++];
-	e->caller = n->parent ? n->parent->func : CT_FUNC_UNDEFINED;
-	e->callee = n->func;
-	e->calls = n->calls;
-	e->own = n->own_ns;
-	e->acc = n->is_rec ? 0 : n->acc_ns;
+	c->edges[c->nr_edges++] = (struct jedge){
+		.caller = a->caller, .callee = a->callee, .calls = a->calls,
+		.own = a->own_ns, .acc = a->acc_ns,
+	};
 }
 
 static int jedge_cmp(const void *va, const void *vb)
@@ -232,6 +248,22 @@ static json_object *edge_list(const struct jctx *c, ct_func_id f, bool callers)
 	return arr;
 }
 
+static json_object *latency(const struct ct_hist *h)
+{
+	json_object *o;
+
+	if (!h || !h->count)
+		return NULL;
+	o = json_object_new_object();
+	put(o, "count", json_object_new_uint64(h->count));
+	put(o, "min_ns", json_object_new_uint64(h->min_ns));
+	put(o, "p50_ns", json_object_new_uint64(ct_hist_quantile(h, 0.5)));
+	put(o, "p95_ns", json_object_new_uint64(ct_hist_quantile(h, 0.95)));
+	put(o, "p99_ns", json_object_new_uint64(ct_hist_quantile(h, 0.99)));
+	put(o, "max_ns", json_object_new_uint64(h->max_ns));
+	return o;
+}
+
 static json_object *functions(struct jctx *c)
 {
 	const struct profile *p = c->p;
@@ -246,6 +278,8 @@ static json_object *functions(struct jctx *c)
 		if (e->callee >= p->nr_funcs)
 			continue;
 		seen[e->callee] = true;
+		if (e->caller < p->nr_funcs)
+			seen[e->caller] = true;
 		sum[e->callee].calls += e->calls;
 		sum[e->callee].own += e->own;
 		sum[e->callee].acc += e->acc;
@@ -265,6 +299,7 @@ static json_object *functions(struct jctx *c)
 		put(o, "calls", json_object_new_uint64(sum[f].calls));
 		put(o, "own_ns", jtime(c, sum[f].own));
 		put(o, "acc_ns", jtime(c, sum[f].acc));
+		put(o, "latency", latency(fn->hist));
 		put(o, "callers", edge_list(c, f, true));
 		put(o, "callees", edge_list(c, f, false));
 		json_object_array_add(arr, o);
@@ -333,7 +368,66 @@ static int thread_cmp(const void *va, const void *vb)
 	return 0;
 }
 
-static json_object *threads(const struct jctx *c)
+static json_object *func_ref(const struct profile *p, ct_func_id f)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "name", jstr(profile_func_name(p, f)));
+	put(o, "module", jstr(func_module(p, f)));
+	return o;
+}
+
+static void collect_thread_arc(const struct ct_arc *a, void *arg)
+{
+	struct jctx *c = arg;
+
+	xgrow(&c->tedges, &c->cap_tedges, c->nr_tedges + 1, sizeof(*c->tedges));
+	c->tedges[c->nr_tedges++] = (struct jedge){
+		.caller = a->caller, .callee = a->callee, .calls = a->calls,
+	};
+}
+
+static int tedge_cmp(const void *va, const void *vb)
+{
+	const struct jedge *a = va, *b = vb;
+
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return jedge_cmp(a, b);
+}
+
+/* Count mode: the thread's caller -> callee pairs. */
+static json_object *thread_edges(struct jctx *c, const struct ct_thread *t)
+{
+	json_object *arr = json_object_new_array();
+	size_t out = 0;
+
+	c->nr_tedges = 0;
+	profile_thread_arcs(c->p, t, collect_thread_arc, c);
+	if (c->nr_tedges) {
+		/* add up repeated pairs (there are none in count mode's table) */
+		qsort(c->tedges, c->nr_tedges, sizeof(*c->tedges), jedge_cmp);
+		for (size_t i = 1; i < c->nr_tedges; i++) {
+			if (!jedge_cmp(&c->tedges[out], &c->tedges[i]))
+				c->tedges[out].calls += c->tedges[i].calls;
+			else
+				c->tedges[++out] = c->tedges[i];
+		}
+		c->nr_tedges = out + 1;
+		qsort(c->tedges, c->nr_tedges, sizeof(*c->tedges), tedge_cmp);
+	}
+	for (size_t i = 0; i < c->nr_tedges; i++) {
+		json_object *o = json_object_new_object();
+
+		put(o, "caller", func_ref(c->p, c->tedges[i].caller));
+		put(o, "callee", func_ref(c->p, c->tedges[i].callee));
+		put(o, "calls", json_object_new_uint64(c->tedges[i].calls));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static json_object *threads(struct jctx *c)
 {
 	const struct profile *p = c->p;
 	json_object *arr = json_object_new_array();
@@ -363,7 +457,8 @@ static json_object *threads(const struct jctx *c)
 			put(as, "arg", jstr(arg));
 		}
 		put(o, "spawned_as", as);
-		put(o, "tree", tree_node(c, &t->root));
+		put(o, "tree", c->full || t->root.first_child ? tree_node(c, &t->root) : NULL);
+		put(o, "edges", c->full ? NULL : thread_edges(c, t));
 		json_object_array_add(arr, o);
 	}
 	free(v);
@@ -380,7 +475,7 @@ static int emit_json(const struct profile *p, const struct report_opts *ro, FILE
 	(void)ro;
 	errno = 0;
 	for (size_t i = 0; i < p->nr_threads; i++)
-		ctree_walk(p->threads[i], collect_node, &c);
+		profile_thread_arcs(p, p->threads[i], collect_arc, &c);
 	merge_edges(&c);
 	c.by_callee = xcalloc(c.nr_edges + 1, sizeof(*c.by_callee));
 	if (c.nr_edges) {
@@ -405,6 +500,7 @@ static int emit_json(const struct profile *p, const struct report_opts *ro, FILE
 	json_object_put(root);
 	free(c.edges);
 	free(c.by_callee);
+	free(c.tedges);
 
 	if (fflush(out) != 0 || ferror(out))
 		return errno ? -errno : -EIO;

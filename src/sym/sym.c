@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* sym.c - function symbols and their DWARF facts, through libdwfl. The only file that
- * includes libdw headers. Errors from libdwfl are turned into -errno here. */
+ * includes libdw headers. Errors from libdwfl are turned into -errno here.
+ *
+ * Without a .symtab (a stripped file), libdwfl falls back to .dynsym, which names only
+ * exported functions. The rest are found from the .eh_frame FDEs: every FDE whose start
+ * is not inside a symbol's range becomes a function named fn_0x<file address>, sized by
+ * its address_range. An FDE whose first row is not a function entry (CFA other than
+ * rsp+8: a .cold part entered by a jump, a signal trampoline) is kept as a cold part so
+ * that no entry probe is planted there. Functions with no FDE (crt helpers, some
+ * assembly) cannot be found this way. */
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -8,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,7 +171,420 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Functions from .eh_frame ---------------------------------------------------------- */
+
+/* A section the FDE starts are checked against. */
+struct cfi_scn {
+	uint64_t lo, hi;
+	bool excluded;       /* PLT stubs, .init/.fini: never functions to trace */
+};
+
+struct cfi_walk {
+	const unsigned char *ident;   /* e_ident, for dwarf_next_cfi */
+	Elf_Data *data;
+	uint64_t eh_addr;    /* .eh_frame's sh_addr */
+	struct cfi_scn *scns;     /* executable sections */
+	size_t nr_scns;
+};
+
+/* Sections whose FDEs are dropped. .init and .fini are left out too: with a symbol
+ * table their _init/_fini symbols have size 0 and are never traced, so a stripped file
+ * behaves the same. */
+static bool scn_excluded(const char *name)
+{
+	static const char *const names[] = { ".plt", ".plt.got", ".plt.sec", ".init", ".fini" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t u = 0;
+	unsigned int shift = 0;
+	uint8_t b = 0;
+
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			u |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				u |= ~(uint64_t)0 << shift;
+			*v = (int64_t)u;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Read a DW_EH_PE-encoded value at *@p; @field is the address of *@p in the file, for
+ * pcrel. @apply is false for address_range (format only). Supported: absptr, [us]data2,
+ * [us]data4, [us]data8, [us]leb128, each absolute or pcrel. datarel, textrel, funcrel,
+ * aligned and indirect are refused (x86-64 toolchains do not use them for FDE addresses;
+ * libgcc's x86-64 unwinder has no data base for them). */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field,
+			 bool apply, uint64_t *out)
+{
+	uint64_t v;
+
+	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		if (end - *p < 8)
+			return false;
+		memcpy(&v, *p, 8);
+		*p += 8;
+		break;
+	case DW_EH_PE_udata4: {
+		uint32_t u;
+
+		if (end - *p < 4)
+			return false;
+		memcpy(&u, *p, 4);
+		*p += 4;
+		v = u;
+		break;
+	}
+	case DW_EH_PE_sdata4: {
+		int32_t d;
+
+		if (end - *p < 4)
+			return false;
+		memcpy(&d, *p, 4);
+		*p += 4;
+		v = (uint64_t)(int64_t)d;
+		break;
+	}
+	case DW_EH_PE_udata2: {
+		uint16_t u;
+
+		if (end - *p < 2)
+			return false;
+		memcpy(&u, *p, 2);
+		*p += 2;
+		v = u;
+		break;
+	}
+	case DW_EH_PE_sdata2: {
+		int16_t d;
+
+		if (end - *p < 2)
+			return false;
+		memcpy(&d, *p, 2);
+		*p += 2;
+		v = (uint64_t)(int64_t)d;
+		break;
+	}
+	case DW_EH_PE_uleb128:
+		if (!read_uleb(p, end, &v))
+			return false;
+		break;
+	case DW_EH_PE_sleb128: {
+		int64_t d;
+
+		if (!read_sleb(p, end, &d))
+			return false;
+		v = (uint64_t)d;
+		break;
+	}
+	default:
+		return false;
+	}
+	if (apply) {
+		switch (enc & 0x70) {
+		case 0:
+			break;
+		case DW_EH_PE_pcrel:
+			v += field;
+			break;
+		default:
+			return false;
+		}
+	}
+	*out = v;
+	return true;
+}
+
+/* The FDE pointer encoding of @cie (its 'R' augmentation), or -1 if it cannot be told. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *a = cie->augmentation;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p ? p + cie->augmentation_data_size : NULL;
+	uint64_t skip;
+
+	if (!a || a[0] == '\0')
+		return DW_EH_PE_absptr;
+	if (a[0] != 'z' || !p)
+		return -1;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			return p < end ? *p : -1;
+		case 'L':
+			if (p >= end)
+				return -1;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				return -1;
+			/* the personality pointer: skip it by its format */
+			if (!read_encoded(&p, end, (uint8_t)(*p++ & 0x0f), 0, false, &skip))
+				return -1;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* Decode one FDE's [start, start + range). false: skip it. */
+static bool fde_range(const struct cfi_walk *w, const Dwarf_FDE *fde, uint64_t *start,
+		      uint64_t *range)
+{
+	Dwarf_CFI_Entry cie;
+	Dwarf_Off next;
+	const uint8_t *p = fde->start;
+	const uint8_t *base = w->data->d_buf;
+	int enc;
+
+	if (dwarf_next_cfi(w->ident, w->data, true, fde->CIE_pointer, &next, &cie) != 0 ||
+	    !dwarf_cfi_cie_p(&cie))
+		return false;
+	enc = cie_fde_encoding(&cie.cie);
+	if (enc < 0)
+		return false;
+	if (!read_encoded(&p, fde->end, (uint8_t)enc, w->eh_addr + (uint64_t)(p - base), true,
+			  start))
+		return false;
+	if (!read_encoded(&p, fde->end, (uint8_t)(enc & 0x0f), 0, false, range))
+		return false;
+	return *range != 0;
+}
+
+/* The executable section holding @addr, or NULL. */
+static const struct cfi_scn *scn_of(const struct cfi_walk *w, uint64_t addr)
+{
+	for (size_t i = 0; i < w->nr_scns; i++)
+		if (addr >= w->scns[i].lo && addr < w->scns[i].hi)
+			return &w->scns[i];
+	return NULL;
+}
+
+/* Whether the first CFI row at @addr is a function entry: CFA = rsp + 8, the return
+ * address just pushed by a call. */
+static bool cfi_is_entry(Dwarf_CFI *cfi, uint64_t addr)
+{
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool entry = true;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &frame) != 0)
+		return true;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0)
+		entry = nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == 7 &&
+			ops[0].number2 == 8;
+	free(frame);
+	return entry;
+}
+
+/* Index of the last of @funcs[0..@n) (sorted by address) with addr <= @addr, or n. */
+static size_t func_at_or_before(const struct sym_func *funcs, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : n;
+}
+
+/* Add to m->funcs[0..*n) (sorted by address, capacity *cap) a function for every FDE of
+ * @elf's .eh_frame whose start is in no function's range; @bias is added to file
+ * addresses as libdwfl adds it to symbols. DWARF facts come from @dws when there are
+ * any. Returns how many were added. */
+static size_t add_cfi_funcs(struct sym_module *m, size_t *n, size_t *cap, Elf *elf,
+			    GElf_Addr bias, const struct dw_funcs *dws)
+{
+	struct cfi_walk w = { 0 };
+	size_t nsym = *n, shstrndx, added = 0, scap = 0;
+	uint64_t *max_end = NULL;
+	Dwarf_CFI *cfi;
+	Elf_Scn *scn = NULL;
+	Elf_Scn *eh = NULL;
+	Dwarf_Off off = 0, next;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh_mem, *sh = gelf_getshdr(scn, &sh_mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (!name)
+			continue;
+		if (strcmp(name, ".eh_frame") == 0 && sh->sh_type == SHT_PROGBITS) {
+			eh = scn;
+			w.eh_addr = sh->sh_addr;
+		}
+		if (!(sh->sh_flags & SHF_EXECINSTR) || !(sh->sh_flags & SHF_ALLOC))
+			continue;
+		xgrow(&w.scns, &scap, w.nr_scns + 1, sizeof(*w.scns));
+		w.scns[w.nr_scns++] = (struct cfi_scn){
+			.lo = sh->sh_addr,
+			.hi = sh->sh_addr + sh->sh_size,
+			.excluded = scn_excluded(name),
+		};
+	}
+	w.ident = (const unsigned char *)elf_getident(elf, NULL);
+	w.data = eh ? elf_getdata(eh, NULL) : NULL;
+	if (!w.ident || !w.data || !w.data->d_buf || !w.data->d_size) {
+		free(w.scns);
+		return 0;
+	}
+
+	/* max_end[i]: the furthest end of funcs[0..i], so a start inside any earlier
+	 * (possibly nested) symbol is seen. */
+	max_end = xcalloc(nsym ? nsym : 1, sizeof(*max_end));
+	for (size_t i = 0; i < nsym; i++) {
+		uint64_t end = m->funcs[i].addr + m->funcs[i].size;
+
+		max_end[i] = i && max_end[i - 1] > end ? max_end[i - 1] : end;
+	}
+
+	cfi = dwarf_getcfi_elf(elf);
+	for (; off != (Dwarf_Off)-1; off = next) {
+		Dwarf_CFI_Entry e;
+		const struct cfi_scn *in;
+		uint64_t start, range;
+		size_t k;
+		struct sym_func *f;
+		const struct dw_func *dw;
+		int r;
+
+		next = (Dwarf_Off)-1;
+		r = dwarf_next_cfi(w.ident, w.data, true, off, &next, &e);
+		if (r > 0)
+			break;
+		if (r < 0) {
+			/* skippable only if libdw moved past the entry */
+			if (next == (Dwarf_Off)-1 || next <= off)
+				break;
+			continue;
+		}
+		if (dwarf_cfi_cie_p(&e) || !fde_range(&w, &e.fde, &start, &range))
+			continue;
+		in = scn_of(&w, start);
+		if (!in || in->excluded)
+			continue;
+		if (range > in->hi - start)
+			range = in->hi - start;
+		start += bias;
+		k = func_at_or_before(m->funcs, nsym, start);
+		if (k < nsym && max_end[k] > start)
+			continue;                       /* inside a symbol: never split it */
+		k = k < nsym ? k + 1 : 0;               /* the next symbol after start */
+		if (k < nsym && m->funcs[k].addr < start + range)
+			range = m->funcs[k].addr - start; /* never overlap one either */
+
+		xgrow(&m->funcs, cap, *n + 1, sizeof(*m->funcs));
+		f = &m->funcs[(*n)++];
+		memset(f, 0, sizeof(*f));
+		f->addr = start;
+		f->size = range;
+		f->from_cfi = true;
+		f->is_cold = !cfi_is_entry(cfi, start - bias);
+		/* the engine takes a cold part's owner from the text before ".cold" */
+		f->raw = f->is_cold ? xasprintf("fn_0x%" PRIx64 ".cold", start - bias)
+				    : xasprintf("fn_0x%" PRIx64, start - bias);
+		f->name = xstrdup(f->raw);
+		dw = find_dw(dws, start);
+		if (dw) {
+			f->file = dw->file ? xstrdup(dw->file) : NULL;
+			f->line = dw->line;
+			f->arity = dw->arity;
+		}
+		added++;
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	free(max_end);
+	free(w.scns);
+	return added;
+}
+
+/* Whether @elf has a .symtab section. */
+static bool elf_has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh_mem, *sh = gelf_getshdr(scn, &sh_mem);
+
+		if (sh && sh->sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+/* Whether @elf has a section named @name. */
+static bool elf_has_scn(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh_mem, *sh = gelf_getshdr(scn, &sh_mem);
+		const char *s = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+
+		if (s && strcmp(s, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 int sym_module_load(const char *path, struct sym_module **out)
+{
+	return sym_module_load_flags(path, 0, out);
+}
+
+int sym_module_load_flags(const char *path, unsigned int flags, struct sym_module **out)
 {
 	static char *debuginfo_path;
 	static const Dwfl_Callbacks callbacks = {
@@ -244,6 +666,21 @@ int sym_module_load(const char *path, struct sym_module **out)
 			f->arity = dw->arity;
 		}
 	}
+
+	/* A .symtab in the file, its separate debuginfo, or MiniDebugInfo. */
+	{
+		Dwarf_Addr dbias;
+		Dwarf *dbg = dwfl_module_getdwarf(mod, &dbias);
+		Elf *delf = dbg ? dwarf_getelf(dbg) : NULL;
+
+		m->has_symtab = elf_has_symtab(elf) || elf_has_scn(elf, ".gnu_debugdata") ||
+				(delf && delf != elf && elf_has_symtab(delf));
+	}
+	/* Stripped (only .dynsym, if anything): the other functions from .eh_frame. */
+	if ((!m->has_symtab || n == 0) && !(flags & SYM_LOAD_NO_CFI)) {
+		qsort(m->funcs, n, sizeof(*m->funcs), cmp_func);
+		add_cfi_funcs(m, &n, &cap, elf, elf_bias, &dws);
+	}
 	free(dws.v);
 	dwfl_end(dwfl);
 
@@ -258,6 +695,8 @@ int sym_module_load(const char *path, struct sym_module **out)
 			continue;
 		}
 		m->funcs[m->nr_funcs++] = m->funcs[i];
+		if (m->funcs[i].from_cfi)
+			m->nr_from_cfi++;
 	}
 	if (!m->nr_funcs)
 		rc = -ENOENT;

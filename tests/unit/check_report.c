@@ -960,7 +960,7 @@ START_TEST(report_table)
 	ck_assert_ptr_eq(report_find("json"), &report_json);
 	ck_assert_ptr_null(report_find("nope"));
 	ck_assert_ptr_null(report_find(NULL));
-	ck_assert_str_eq(report_names(), "fprof, json");
+	ck_assert_str_eq(report_names(), "fprof, json, cprof, eprof, flat, callgrind, folded, svg");
 }
 END_TEST
 

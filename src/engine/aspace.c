@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: MIT */
+/* aspace.c - address spaces: the breakpoint table, the traced modules and their
+ * out-of-line (XOL) pages. The only code that writes the traced program's memory, and
+ * it saves every byte it replaces first (from a snapshot taken before any write), so
+ * aspace_restore() can always undo it.
+ *
+ * Planting a module (module_setup):
+ *   1. map an r-x XOL page within +-2 GiB of the module, by making the program run one
+ *      mmap system call (inject_mmap);
+ *   2. plan every function entry (insn_plan_site): rewrite an endbr64/nop in place as
+ *      int3 + shorter nop, emulate a ret or jmp by setting rip, or run the displaced
+ *      instruction from its own XOL slot followed by a jmp back;
+ *   3. scan every body for exits: an int3 on every ret and every direct jump leaving
+ *      the function for code that is not traced; loops back to the entry are sent
+ *      past the entry breakpoint;
+ *   4. write the XOL page, then the breakpoint bytes.
+ * Nothing is written again until the module goes away or the process is released. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "calltrace/insn.h"
+#include "calltrace/sym.h"
+#include "calltrace/util.h"
+#include "internal.h"
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* ---- tracee memory ------------------------------------------------------------ */
+
+int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n)
+{
+	ssize_t r = pread(pr->memfd, laddr, n, (off_t)raddr);
+
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
+/* /proc/PID/mem writes through read-only text (FOLL_FORCE). */
+int mem_write(struct proc *pr, uint64_t raddr, const void *laddr, size_t n)
+{
+	ssize_t r = pwrite(pr->memfd, laddr, n, (off_t)raddr);
+
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
+int open_mem(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/* ---- breakpoint table ----------------------------------------------------------- */
+
+static size_t bp_hash(uint64_t addr, size_t nr_slots)
+{
+	return (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (nr_slots - 1);
+}
+
+struct bp *bp_find(const struct aspace *as, uint64_t addr)
+{
+	if (!as || !as->nr_slots)
+		return NULL;
+	for (size_t i = bp_hash(addr, as->nr_slots);; i = (i + 1) & (as->nr_slots - 1)) {
+		struct bp *b = &as->bps[i];
+
+		if (b->addr == addr)
+			return b;
+		if (!b->addr)
+			return NULL;
+	}
+}
+
+static void bp_table_resize(struct aspace *as, size_t nr_slots)
+{
+	struct bp *old = as->bps;
+	size_t old_slots = as->nr_slots;
+
+	as->bps = xcalloc(nr_slots, sizeof(*as->bps));
+	as->nr_slots = nr_slots;
+	for (size_t i = 0; i < old_slots; i++) {
+		size_t j;
+
+		if (!old[i].addr)
+			continue;
+		for (j = bp_hash(old[i].addr, nr_slots); as->bps[j].addr; j = (j + 1) & (nr_slots - 1))
+			;
+		as->bps[j] = old[i];
+	}
+	free(old);
+}
+
+/* Make room for @more breakpoints (load factor <= 1/2). Pointers into the table are
+ * invalidated: call before planting, never while holding a struct bp *. */
+static void bp_reserve(struct aspace *as, size_t more)
+{
+	size_t need = (as->nr_bps + more) * 2, slots = as->nr_slots ? as->nr_slots : 64;
+
+	while (slots < need)
+		slots *= 2;
+	if (slots != as->nr_slots)
+		bp_table_resize(as, slots);
+}
+
+/* A new, unwritten breakpoint; NULL if one exists at @addr already. */
+static struct bp *bp_add(struct aspace *as, uint64_t addr)
+{
+	for (size_t i = bp_hash(addr, as->nr_slots);; i = (i + 1) & (as->nr_slots - 1)) {
+		struct bp *b = &as->bps[i];
+
+		if (b->addr == addr)
+			return NULL;
+		if (!b->addr) {
+			memset(b, 0, sizeof(*b));
+			b->addr = addr;
+			as->nr_bps++;
+			return b;
+		}
+	}
+}
+
+/* ---- address spaces and modules ------------------------------------------------ */
+
+struct aspace *aspace_new(void)
+{
+	struct aspace *as = xcalloc(1, sizeof(*as));
+
+	as->refs = 1;
+	bp_reserve(as, 32);
+	return as;
+}
+
+struct aspace *aspace_copy(const struct aspace *as)
+{
+	struct aspace *c = xcalloc(1, sizeof(*c));
+
+	c->refs = 1;
+	c->nr_slots = as->nr_slots;
+	c->nr_bps = as->nr_bps;
+	c->r_debug = as->r_debug;
+	c->bps = xmalloc(as->nr_slots * sizeof(*c->bps));
+	memcpy(c->bps, as->bps, as->nr_slots * sizeof(*c->bps));
+	/* modules are immutable once planted: the copy shares them */
+	c->mods = xmalloc((as->nr_mods ? as->nr_mods : 1) * sizeof(*c->mods));
+	c->nr_mods = c->cap_mods = as->nr_mods;
+	for (size_t i = 0; i < as->nr_mods; i++) {
+		c->mods[i] = as->mods[i];
+		c->mods[i]->refs++;
+	}
+	for (size_t i = 0; i < as->nr_dead; i++) {
+		xgrow(&c->dead, &c->cap_dead, c->nr_dead + 1, sizeof(*c->dead));
+		c->dead[c->nr_dead++] = as->dead[i];
+		as->dead[i]->refs++;
+	}
+	return c;
+}
+
+static void module_put(struct module *m)
+{
+	if (--m->refs > 0)
+		return;
+	sym_module_free(m->sym);
+	free(m->ids);
+	free(m->is_root);
+	free(m);
+}
+
+void aspace_put(struct aspace *as)
+{
+	if (!as || --as->refs > 0)
+		return;
+	for (size_t i = 0; i < as->nr_mods; i++)
+		module_put(as->mods[i]);
+	for (size_t i = 0; i < as->nr_dead; i++)
+		module_put(as->dead[i]);
+	free(as->mods);
+	free(as->dead);
+	free(as->bps);
+	free(as);
+}
+
+struct module *module_of(const struct aspace *as, uint64_t raddr)
+{
+	for (size_t i = 0; as && i < as->nr_mods; i++) {
+		struct module *m = as->mods[i];
+
+		if (raddr >= m->lo && raddr < m->hi)
+			return m;
+	}
+	return NULL;
+}
+
+const struct sym_func *func_containing(const struct module *m, uint64_t raddr)
+{
+	const struct sym_module *s = m->sym;
+	uint64_t faddr = raddr - m->bias;
+	size_t lo = 0, hi = s->nr_funcs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->funcs[mid].addr <= faddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && faddr < s->funcs[lo - 1].addr + s->funcs[lo - 1].size)
+		return &s->funcs[lo - 1];
+	return NULL;
+}
+
+void module_forget(struct aspace *as, struct module *m)
+{
+	bool referenced = false;
+
+	for (size_t i = 0; i < as->nr_slots; i++) {
+		if (as->bps[i].addr && as->bps[i].mod == m) {
+			as->bps[i].nr_orig = 0;   /* inert: the code is gone */
+			referenced = true;
+		}
+	}
+	for (size_t i = 0; i < as->nr_mods; i++) {
+		if (as->mods[i] == m) {
+			as->mods[i] = as->mods[--as->nr_mods];
+			break;
+		}
+	}
+	if (!referenced) {
+		module_put(m);
+		return;
+	}
+	/* inert breakpoints still point at it: aspace_put() releases it */
+	xgrow(&as->dead, &as->cap_dead, as->nr_dead + 1, sizeof(*as->dead));
+	as->dead[as->nr_dead++] = m;
+}
+
+void aspace_restore(const struct aspace *as, int memfd)
+{
+	for (size_t i = 0; as && i < as->nr_slots; i++) {
+		const struct bp *b = &as->bps[i];
+
+		if (b->addr && b->nr_orig)
+			(void)!pwrite(memfd, b->orig, b->nr_orig, (off_t)b->addr);
+	}
+}
+
+bool aspace_in_xol(const struct aspace *as, uint64_t rip)
+{
+	for (size_t i = 0; as && i < as->nr_mods; i++) {
+		const struct module *m = as->mods[i];
+
+		if (m->xol_base && rip >= m->xol_base && rip < m->xol_base + m->xol_size)
+			return true;
+	}
+	return false;
+}
+
+static void link_module(struct aspace *as, struct module *m)
+{
+	xgrow(&as->mods, &as->cap_mods, as->nr_mods + 1, sizeof(*as->mods));
+	as->mods[as->nr_mods++] = m;
+}
+
+/* Make the program run mmap(@hint, @len, r-x, private anonymous fixed-noreplace) at a
+ * clean stop (not inside a system call's return): write 'syscall; int3' at its rip,
+ * run it, put everything back. Returns the mapping's address or 0. */
+uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len)
+{
+	static const uint8_t code[8] = { 0x0f, 0x05, 0xcc, 0x90, 0x90, 0x90, 0x90, 0x90 };
+	struct user_regs_struct saved, r;
+	uint8_t orig[8];
+	uint64_t ret = 0;
+	int st;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
+		return 0;
+	if (mem_read(pr, saved.rip, orig, sizeof(orig)) < 0 ||
+	    mem_write(pr, saved.rip, code, sizeof(code)) < 0)
+		return 0;
+	r = saved;
+	r.rax = SYS_mmap;
+	r.orig_rax = (uint64_t)-1;          /* no system-call restart on the way */
+	r.rdi = hint;
+	r.rsi = len;
+	r.rdx = PROT_READ | PROT_EXEC;
+	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE;
+	r.r8 = (uint64_t)-1;
+	r.r9 = 0;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0) {
+		while (waitpid(tid, &st, __WALL) == tid) {
+			if (!WIFSTOPPED(st))
+				return 0;      /* died: nothing to restore */
+			if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
+				break;
+			/* anything else (a signal, an event): re-raise signals later; the
+			 * stop is consumed here */
+			if (!(st >> 16) && WSTOPSIG(st) != SIGSTOP)
+				kill(tid, WSTOPSIG(st));
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rax < (uint64_t)-4095)
+			ret = r.rax;
+	}
+	mem_write(pr, saved.rip, orig, sizeof(orig));
+	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	return ret;
+}
+
+/* Map an XOL area of @len bytes within reach of [@lo, @hi): below first, then above. */
+static uint64_t map_xol_near(struct proc *pr, pid_t tid, uint64_t lo, uint64_t hi, size_t len)
+{
+	uint64_t got = 0;
+
+	for (int k = 1; k <= 48 && !got; k++) {
+		uint64_t hint = (lo & ~(uint64_t)0xffff) - len - (uint64_t)k * 0x10000;
+
+		if (hint < 0x10000 || hint > lo)
+			break;
+		got = inject_mmap(pr, tid, hint, len);
+	}
+	for (int k = 1; k <= 48 && !got; k++) {
+		/* above: far enough past a main executable's heap start would need the brk
+		 * end; libraries have no heap after them */
+		uint64_t hint = ((hi + 0xffff) & ~(uint64_t)0xffff) + (uint64_t)k * 0x100000;
+
+		got = inject_mmap(pr, tid, hint, len);
+	}
+	return got;
+}
+
+/* ---- planting ------------------------------------------------------------------ */
+
+struct plant_ctx {
+	struct engine *e;
+	struct proc *pr;
+	struct aspace *as;
+	struct module *mod;
+	const uint8_t *code;     /* snapshot of the module's text, from code_lo */
+	uint64_t code_lo, code_hi;
+	uint8_t *xol;            /* local copy of the XOL page */
+	size_t xol_used;
+	bool want_exits;         /* plant ret / leaving-jump breakpoints in this body */
+};
+
+static uint64_t xol_next(const struct plant_ctx *c)
+{
+	return c->mod->xol_base + c->xol_used;
+}
+
+static uint64_t xol_alloc(struct plant_ctx *c, const uint8_t *bytes, size_t n)
+{
+	uint64_t at;
+
+	if (!c->mod->xol_base || c->xol_used + INSN_XOL_SLOT > c->mod->xol_size)
+		return 0;
+	at = xol_next(c);
+	memcpy(c->xol + c->xol_used, bytes, n);
+	c->xol_used += INSN_XOL_SLOT;
+	return at;
+}
+
+static const uint8_t *code_at(const struct plant_ctx *c, uint64_t raddr, size_t *avail)
+{
+	if (raddr < c->code_lo || raddr >= c->code_hi)
+		return NULL;
+	*avail = c->code_hi - raddr;
+	return c->code + (raddr - c->code_lo);
+}
+
+/* Fill @b from @plan (its XOL slot is the next free one). */
+static int apply_plan(struct plant_ctx *c, struct bp *b, const struct insn_plan *plan)
+{
+	switch (plan->kind) {
+	case PLAN_REWRITE:
+		b->resume = 0;
+		b->nr_orig = plan->patch_len;
+		memcpy(b->patch, plan->patch, plan->patch_len);
+		return 0;
+	case PLAN_RET:
+		if (plan->insn.ret_pop) {
+			uint8_t r[3] = { 0xc2, (uint8_t)plan->insn.ret_pop,
+					 (uint8_t)(plan->insn.ret_pop >> 8) };
+
+			b->resume = xol_alloc(c, r, sizeof(r));
+		} else {
+			b->resume = c->mod->ret_slot;
+		}
+		break;
+	case PLAN_JMP:
+		b->resume = plan->insn.target;
+		break;
+	case PLAN_XOL:
+		b->resume = xol_alloc(c, plan->xol, plan->xol_len);
+		break;
+	default:
+		return -EINVAL;
+	}
+	b->nr_orig = 1;
+	b->patch[0] = 0xcc;
+	return b->resume ? 0 : -ENOSPC;
+}
+
+/* Is @raddr inside some traced function (of any module)? */
+static const struct sym_func *any_func(const struct aspace *as, uint64_t raddr,
+				       const struct module **mod)
+{
+	const struct module *m = module_of(as, raddr);
+
+	*mod = m;
+	return m ? func_containing(m, raddr) : NULL;
+}
+
+static void add_patch(struct aspace *as, struct module *m, uint64_t raddr, int64_t value, int n)
+{
+	struct bp *b = bp_add(as, raddr);
+
+	if (!b)
+		return;
+	b->kind = BP_PATCH;
+	b->mod = m;
+	b->nr_orig = (uint8_t)n;
+	for (int i = 0; i < n; i++)
+		b->patch[i] = (uint8_t)((uint64_t)value >> (8 * i));
+}
+
+/* A jump inside a function back to its own first instruction is a loop, not a call.
+ * Send it to where the entry's displaced instruction runs, past the entry breakpoint:
+ * by rewriting its displacement when the destination is in reach, or else through a
+ * breakpoint of its own (a stop per iteration, but the count stays exact). */
+static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
+{
+	const struct bp *e = bp_find(c->as, x->target);
+	struct insn_plan plan;
+	const uint8_t *code;
+	uint64_t dest, next = x->addr + x->len;
+	int64_t rel;
+	size_t avail;
+	struct bp *b;
+
+	if (!e || e->kind != BP_ENTRY || !e->nr_orig)
+		return;
+	dest = e->resume ? e->resume : x->target + 1;
+	rel = (int64_t)(dest - next);
+	code = code_at(c, x->addr, &avail);
+	if (!code || x->len < 2)
+		return;
+	/* jmp rel32 (e9) and jcc rel32 (0f 8x) end in their displacement, as do the
+	 * rel8 forms (eb, 7x), whatever prefixes come first */
+	if (x->len >= 5 && (code[x->len - 5] == 0xe9 ||
+			    (x->len >= 6 && code[x->len - 6] == 0x0f &&
+			     (code[x->len - 5] & 0xf0) == 0x80))) {
+		if (rel == (int32_t)rel) {
+			add_patch(c->as, c->mod, next - 4, rel, 4);
+			return;
+		}
+	} else if (rel == (int8_t)rel) {
+		add_patch(c->as, c->mod, next - 1, rel, 1);
+		return;
+	}
+	if (insn_plan_site(c->e->dec, code, avail, x->addr, xol_next(c), &plan) < 0)
+		return;
+	if (plan.kind == PLAN_JMP) {
+		plan.insn.target = dest;
+	} else if (plan.kind == PLAN_XOL && plan.xol[0] == 0x0f) {
+		/* jcc rel32 to the entry, then jmp back: aim the jcc at dest instead */
+		int32_t r = (int32_t)(dest - (xol_next(c) + 6));
+
+		memcpy(plan.xol + 2, &r, 4);
+	} else {
+		return;
+	}
+	b = bp_add(c->as, x->addr);
+	if (!b)
+		return;
+	b->kind = BP_PATCH;       /* not an exit: the stop only resumes it */
+	b->mod = c->mod;
+	if (apply_plan(c, b, &plan) < 0)
+		b->nr_orig = 0;
+}
+
+static void plant_exit(const struct insn_exit *x, void *arg)
+{
+	struct plant_ctx *c = arg;
+	const struct module *tm;
+	struct insn_plan plan;
+	const uint8_t *code;
+	size_t avail;
+	struct bp *b;
+
+	if (x->kind == EXIT_ENTRY_JUMP) {
+		redirect_entry_jump(c, x);
+		return;
+	}
+	if (!c->want_exits)
+		return;
+	switch (x->kind) {
+	case EXIT_RET:
+		break;
+	case EXIT_JMP_OUT:
+		/* A tail call into a traced function is seen at its entry; a jump into
+		 * another function's body (a .cold part) is not a call. */
+		if (any_func(c->as, x->target, &tm) ||
+		    (x->target >= c->mod->lo && x->target < c->mod->hi &&
+		     func_containing(c->mod, x->target)))
+			return;
+		break;
+	default:
+		/* Indirect jumps are mostly switch tables: a stop on each would be a stop on
+		 * the common path. A tail call through a pointer ends at the next stop. */
+		return;
+	}
+	if (bp_find(c->as, x->addr))
+		return;
+	code = code_at(c, x->addr, &avail);
+	if (!code || insn_plan_site(c->e->dec, code, avail, x->addr, xol_next(c), &plan) < 0)
+		return;
+	if (plan.kind == PLAN_REFUSE || plan.kind == PLAN_REWRITE)
+		return;
+	b = bp_add(c->as, x->addr);
+	if (!b)
+		return;
+	b->kind = BP_EXIT;
+	b->mod = c->mod;
+	if (apply_plan(c, b, &plan) < 0)
+		b->nr_orig = 0;     /* out of XOL room: never written */
+}
+
+static void plan_entries(struct plant_ctx *c)
+{
+	struct module *m = c->mod;
+	const struct sym_module *s = m->sym;
+
+	for (size_t i = 0; i < s->nr_funcs; i++) {
+		const struct sym_func *f = &s->funcs[i];
+		uint64_t raddr = f->addr + m->bias;
+		struct insn_plan plan;
+		const uint8_t *p;
+		size_t avail = 0;
+		struct bp *b;
+
+		if (f->is_cold)
+			continue;
+		p = code_at(c, raddr, &avail);
+		if (avail > f->size)
+			avail = f->size;
+		if (!p || insn_plan_site(c->e->dec, p, avail, raddr, xol_next(c), &plan) < 0 ||
+		    plan.kind == PLAN_REFUSE) {
+			msg_debug("%s: not traced (%s)", f->name,
+				  !p ? "unmapped" : plan.kind == PLAN_REFUSE ? plan.why : "undecodable");
+			c->e->st->nr_refused++;
+			continue;
+		}
+		b = bp_add(c->as, raddr);
+		if (!b)
+			continue;
+		b->kind = BP_ENTRY;
+		b->mod = m;
+		b->func = (uint32_t)i;
+		if (apply_plan(c, b, &plan) < 0) {
+			b->nr_orig = 0;      /* out of XOL room: never written */
+			c->e->st->nr_refused++;
+			continue;
+		}
+		/* a first instruction that leaves (ret; jmp to untraced code) ends the call
+		 * at the same stop */
+		if (plan.kind == PLAN_RET) {
+			b->exits = true;
+		} else if (plan.kind == PLAN_JMP) {
+			const struct module *tm;
+			const struct sym_func *tf = any_func(c->as, plan.insn.target, &tm);
+
+			b->exits = !tf || (tm == m && tf == f) ? !tf : false;
+		}
+	}
+}
+
+static void scan_exits(struct plant_ctx *c)
+{
+	struct module *m = c->mod;
+	const struct sym_module *s = m->sym;
+
+	for (size_t i = 0; i < s->nr_funcs; i++) {
+		const struct sym_func *f = &s->funcs[i];
+		uint64_t raddr = f->addr + m->bias, bad;
+		const uint8_t *p;
+		size_t avail;
+
+		p = code_at(c, raddr, &avail);
+		if (!p || avail < f->size)
+			continue;
+		/* count mode watches only the roots' exits: it needs to know when a root
+		 * is active, not when other calls end */
+		c->want_exits = !c->e->eo->count || m->is_root[i];
+		if (insn_scan_body(c->e->dec, p, f->size, raddr, plant_exit, c, &bad) < 0)
+			msg_debug("%s: undecodable at %#" PRIx64 "; exits after it are not watched",
+				  f->name, bad);
+	}
+}
+
+/* Write the XOL page, then every unwritten breakpoint of @m. */
+static int write_module(struct plant_ctx *c)
+{
+	struct aspace *as = c->as;
+	int rc = 0;
+
+	if (c->mod->xol_base && mem_write(c->pr, c->mod->xol_base, c->xol, c->xol_used) < 0)
+		rc = -EIO;
+	for (size_t i = 0; i < as->nr_slots && rc == 0; i++) {
+		struct bp *b = &as->bps[i];
+		const uint8_t *p;
+		size_t avail;
+
+		if (!b->addr || b->mod != c->mod || !b->nr_orig)
+			continue;
+		p = code_at(c, b->addr, &avail);
+		if (!p || avail < b->nr_orig) {
+			b->nr_orig = 0;
+			continue;
+		}
+		memcpy(b->orig, p, b->nr_orig);     /* from the snapshot: never our own bytes */
+		if (mem_write(c->pr, b->addr, b->patch, b->nr_orig) < 0)
+			rc = -EIO;
+		else
+			c->e->st->nr_bps++;
+	}
+	return rc;
+}
+
+static void module_names(struct engine *e, struct module *m)
+{
+	const struct sym_module *s = m->sym;
+
+	m->ids = xcalloc(s->nr_funcs ? s->nr_funcs : 1, sizeof(*m->ids));
+	m->is_root = xcalloc(s->nr_funcs ? s->nr_funcs : 1, sizeof(*m->is_root));
+	for (size_t i = 0; i < s->nr_funcs; i++) {
+		const struct sym_func *f = &s->funcs[i];
+
+		m->ids[i] = profile_add_func(e->p, f->name, s->base, f->file, f->line, f->arity,
+					     f->addr + m->bias);
+		m->is_root[i] = engine_matches_root(e->eo, f->name, f->raw);
+		if (f->is_cold && !m->is_root[i]) {
+			/* main.cold belongs to main */
+			char *base = xstrdup(f->raw);
+
+			*strstr(base, ".cold") = 0;
+			m->is_root[i] = engine_matches_root(e->eo, base, base);
+			free(base);
+		}
+	}
+}
+
+struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
+			    struct sym_module *sym, uint64_t bias, bool is_main)
+{
+	struct module *m = xcalloc(1, sizeof(*m));
+	struct plant_ctx c = { .e = e, .pr = pr, .as = pr->as, .mod = m };
+	uint8_t *code = NULL;
+	size_t need;
+	int rc = 0;
+
+	m->sym = sym;
+	m->bias = bias;
+	m->is_main = is_main;
+	m->refs = 1;
+	module_names(e, m);
+	if (!sym->nr_funcs)
+		goto link;
+	m->lo = sym->funcs[0].addr + bias;
+	m->hi = m->lo;
+	for (size_t i = 0; i < sym->nr_funcs; i++) {
+		uint64_t end = sym->funcs[i].addr + bias + sym->funcs[i].size;
+
+		if (end > m->hi)
+			m->hi = end;
+	}
+	code = xcalloc(1, m->hi - m->lo + 16);
+	if (mem_read(pr, m->lo, code, m->hi - m->lo) < 0) {
+		msg_warn("pid %d: cannot read the code of %s; it is not traced", pr->pid, sym->path);
+		goto fail;
+	}
+	c.code = code;
+	c.code_lo = m->lo;
+	c.code_hi = m->hi;
+
+	need = (sym->nr_funcs * 2 + 16) * INSN_XOL_SLOT;
+	m->xol_size = (need + 4095) & ~(size_t)4095;
+	m->xol_base = map_xol_near(pr, tid, m->lo, m->hi, m->xol_size);
+	if (!m->xol_base) {
+		msg_warn("pid %d: cannot map an out-of-line page near %s; only functions that "
+			 "need none are traced", pr->pid, sym->base);
+		m->xol_size = 0;
+	}
+	c.xol = xcalloc(1, m->xol_size ? m->xol_size : 1);
+	if (m->xol_base) {
+		static const uint8_t ret = 0xc3;
+
+		m->ret_slot = xol_alloc(&c, &ret, 1);
+	}
+	/* link first so that exits can tell tail calls into this module's entries */
+	link_module(pr->as, m);
+	bp_reserve(pr->as, sym->nr_funcs * 4 + 16);
+	plan_entries(&c);
+	scan_exits(&c);
+	rc = write_module(&c);
+	free(c.xol);
+	free(code);
+	if (rc < 0)
+		die(EXIT_TRACER, "pid %d: cannot write breakpoints into %s: %s", pr->pid,
+		    sym->base, strerror(-rc));
+	return m;
+fail:
+	free(code);
+link:
+	m->lo = m->hi = 0;
+	link_module(pr->as, m);
+	return m;
+}
+
+int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr)
+{
+	struct insn_plan plan;
+	uint8_t code[16];
+	struct bp *b;
+	int rc;
+
+	if ((rc = mem_read(pr, addr, code, sizeof(code))) < 0)
+		return rc;
+	/* _dl_debug_state is 'ret' or 'endbr64; ret': rewritten, or emulated on a hit */
+	if (insn_plan_site(e->dec, code, sizeof(code), addr, 0, &plan) < 0 ||
+	    (plan.kind != PLAN_REWRITE && plan.kind != PLAN_RET))
+		return -EINVAL;
+	bp_reserve(pr->as, 1);
+	b = bp_add(pr->as, addr);
+	if (!b)
+		return 0;
+	b->kind = BP_RTLD;
+	if (plan.kind == PLAN_REWRITE) {
+		b->nr_orig = plan.patch_len;
+		memcpy(b->patch, plan.patch, plan.patch_len);
+	} else {
+		b->nr_orig = 1;
+		b->patch[0] = 0xcc;
+		b->exits = true;
+	}
+	memcpy(b->orig, code, b->nr_orig);
+	return mem_write(pr, addr, b->patch, b->nr_orig);
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h - the engine's shared structures, private to src/engine/. The engine is
+ * split by concern: engine.c (tasks, events, spawn/attach/detach: the only waitpid
+ * caller), aspace.c (address spaces: breakpoints, modules, XOL pages: the only writer
+ * of tracee code), shadow.c (per-thread shadow stacks and recording), rtld.c (the
+ * dynamic linker's rendezvous: libraries loaded and unloaded). */
+#ifndef CALLTRACE_ENGINE_INTERNAL_H
+#define CALLTRACE_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "calltrace/engine.h"
+#include "calltrace/profile.h"
+
+struct insn_decoder;
+struct sym_module;
+struct sym_func;
+
+/* A traced ELF object mapped in an address space. Shared (refs) between the address
+ * spaces of a followed fork, which start as copies. */
+struct module {
+	struct sym_module *sym;
+	uint64_t bias;            /* runtime = file address + bias */
+	uint64_t lo, hi;          /* runtime range of its functions */
+	ct_func_id *ids;          /* profile id per sym function */
+	bool *is_root;            /* per sym function: matches -f */
+	uint64_t xol_base;        /* its out-of-line page(s), 0 if none */
+	size_t xol_size;
+	uint64_t ret_slot;        /* a shared 'ret' in the XOL page */
+	uint64_t l_map;           /* link_map entry address (libraries), 0 for the exe */
+	bool is_main;
+	bool mark;                /* rtld.c: still in the link map */
+	int refs;                 /* address spaces and breakpoints sharing it */
+};
+
+enum bp_kind {
+	BP_ENTRY,      /* a function's first instruction */
+	BP_EXIT,       /* a ret, or a jump leaving the function */
+	BP_PATCH,      /* a jump back to its own entry: resumed past the entry (a loop);
+	                  with resume == 0, a rewritten displacement that never traps */
+	BP_RTLD,       /* the dynamic linker's _dl_debug_state */
+};
+
+struct bp {
+	uint64_t addr;            /* runtime address; 0 = free table slot */
+	uint64_t resume;          /* rip to continue at; 0: leave rip as the trap left it */
+	struct module *mod;
+	uint32_t func;            /* BP_ENTRY: index in mod->sym->funcs */
+	uint8_t kind;
+	bool exits;               /* BP_ENTRY whose first instruction also leaves;
+	                             BP_RTLD: the instruction is a ret, emulate it */
+	uint8_t nr_orig;          /* bytes replaced; 0: not written */
+	uint8_t orig[16];
+	uint8_t patch[16];
+};
+
+/* The code of one process image: breakpoints and modules. Shared by threads and by a
+ * vfork child until it execs. */
+struct aspace {
+	struct bp *bps;           /* open addressing on addr */
+	size_t nr_slots, nr_bps;
+	struct module **mods;     /* traced modules, shared with copies (refs) */
+	size_t nr_mods, cap_mods;
+	struct module **dead;     /* unloaded modules that inert breakpoints point at */
+	size_t nr_dead, cap_dead;
+	uint64_t r_debug;         /* &_r_debug in ld.so, 0 if unknown */
+	int refs;
+};
+
+struct proc {
+	pid_t pid;
+	int memfd;                /* /proc/PID/mem */
+	struct aspace *as;        /* NULL until the first instruction after exec */
+	uint64_t startup_addr;    /* one-shot int3 at the first instruction after exec */
+	uint8_t startup_orig;
+	bool is_attached;         /* -p: detach, never kill */
+	int refs;
+};
+
+#define NR_REGIONS 6
+
+struct frame {
+	uint64_t slot;            /* %rsp at entry: where the return address is */
+	uint64_t entry_ts;
+	uint64_t child_ns;
+	struct ct_node *node;     /* NULL when not recorded */
+	int8_t region;            /* stack region of slot (sigaltstack) */
+};
+
+struct task {
+	pid_t tid;
+	struct proc *proc;
+	struct ct_thread *ct;     /* created at its first recorded call */
+	struct frame *stack;
+	size_t depth, cap;
+	pid_t parent_pid, parent_tid;   /* its creator, 0 if unknown */
+	int pending_sig;          /* a signal to deliver when it is next resumed */
+	bool seen_event;          /* its creator's clone/fork/vfork event was seen */
+	bool seen_stop;           /* its initial stop was seen */
+	bool is_fork;             /* an unfollowed fork child: detach when ready */
+	bool no_record;           /* not recorded (unfollowed children) */
+	bool record_all;          /* record from its first call on (threads created while
+	                             recording, attached threads) */
+	bool stopped;             /* detach: held in a stop */
+	struct { uint64_t lo, hi; } regions[NR_REGIONS];
+	int nr_regions;
+	int home;                 /* region of its own stack, -1 until known */
+	struct task *next;
+};
+
+struct engine {
+	const struct engine_opts *eo;
+	struct profile *p;
+	struct engine_stats *st;
+	struct task *tasks;
+	struct task *last;        /* the task of the previous stop */
+	struct insn_decoder *dec;
+	pid_t main_pid;
+	int status;
+	bool have_status;
+	struct sym_module *first_image;   /* validated before the run, used at first exec */
+};
+
+/* aspace.c */
+struct aspace *aspace_new(void);
+struct aspace *aspace_copy(const struct aspace *as);
+void aspace_put(struct aspace *as);
+struct bp *bp_find(const struct aspace *as, uint64_t addr);
+struct module *module_of(const struct aspace *as, uint64_t raddr);
+const struct sym_func *func_containing(const struct module *m, uint64_t raddr);
+/* Set up @sym (ownership taken) at @bias in @pr, stopped at a clean stop of @tid:
+ * XOL page, breakpoints. Returns the module or NULL (message printed). */
+struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
+			    struct sym_module *sym, uint64_t bias, bool is_main);
+/* Forget @m (its code is already unmapped): its breakpoints become inert. */
+void module_forget(struct aspace *as, struct module *m);
+/* Put back every byte our breakpoints replaced, through @memfd. */
+void aspace_restore(const struct aspace *as, int memfd);
+/* The original address for a thread stopped at @rip inside an XOL slot, or 0. */
+bool aspace_in_xol(const struct aspace *as, uint64_t rip);
+int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n);
+int mem_write(struct proc *pr, uint64_t raddr, const void *laddr, size_t n);
+int open_mem(pid_t pid);
+uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len);
+/* Plant a BP_RTLD at @addr (resumed like an entry). 0 or -errno. */
+int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
+
+/* shadow.c */
+void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
+		  uint64_t ts);
+void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts);
+void shadow_close_all(struct engine *e, struct task *t, uint64_t ts);
+/* A followed fork: @c continues inside @parent's calls. */
+void shadow_copy(struct engine *e, struct task *c, const struct task *parent);
+struct ct_thread *task_thread(struct engine *e, struct task *t);
+
+/* rtld.c */
+/* At the first instruction: find ld.so and plant its rendezvous breakpoint (only when
+ * libraries are traced). */
+void rtld_init(struct engine *e, struct proc *pr, pid_t tid);
+/* The rendezvous breakpoint was hit (or we attached): sync modules with the link map. */
+void rtld_sync(struct engine *e, struct proc *pr, pid_t tid);
+
+/* engine.c */
+bool engine_matches_root(const struct engine_opts *eo, const char *name, const char *raw);
+
+#endif

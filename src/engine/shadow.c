@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* shadow.c - per-thread shadow stacks: what is recorded at each entry and exit stop.
+ *
+ * A frame is (slot, entry time, child time, call-tree node, stack region), where slot
+ * is %rsp at entry: the address of the return address. calltrace never writes the
+ * program's stack, so it learns that calls ended from the stack pointer alone. At
+ * every stop of a thread the frames the stack has unwound past are closed first:
+ *   - at an entry with %rsp = R: frames with slot < R are gone (longjmp, exceptions,
+ *     a return we did not see); a frame with slot == R stays: the new call is a tail
+ *     call from it (it jumped instead of returning), so the new frame is chained
+ *     above it and both end together, and the callee is a child of the function that
+ *     jumped, as in the source;
+ *   - at a ret or a leaving jump with %rsp = S: frames with slot <= S end now.
+ * Stack pointers are compared only within one stack region (a mapping of the
+ * process): a signal handler running on an alternate stack (sigaltstack) must not
+ * close the frames of the stack it interrupted, whatever the two addresses are.
+ * Frames left on an alternate stack when the thread is back on its own stack were
+ * abandoned (siglongjmp out of the handler) and end. Frames still open when a thread
+ * exits end at its exit.
+ *
+ * Recording: a frame is recorded (has a node) when its parent frame is, or its
+ * function matches -f, or the thread records everything (created while recording).
+ * Count mode keeps frames for root functions only, to know when recording is on, and
+ * counts caller -> callee pairs from the return address. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltrace/sym.h"
+#include "calltrace/util.h"
+#include "internal.h"
+
+struct ct_thread *task_thread(struct engine *e, struct task *t)
+{
+	if (!t->ct) {
+		const struct aspace *as = t->proc->as;
+
+		t->ct = profile_add_thread(e->p, t->proc->pid, t->tid);
+		if (t->parent_tid) {
+			t->ct->parent_pid = t->parent_pid;
+			t->ct->parent_tid = t->parent_tid;
+		}
+		for (size_t i = 0; as && i < as->nr_mods; i++) {
+			if (as->mods[i]->is_main) {
+				t->ct->comm = xstrdup(as->mods[i]->sym->base);
+				break;
+			}
+		}
+	}
+	return t->ct;
+}
+
+/* ---- stack regions ----------------------------------------------------------- */
+
+static bool in_region(const struct task *t, int r, uint64_t addr)
+{
+	return r >= 0 && addr >= t->regions[r].lo && addr < t->regions[r].hi;
+}
+
+/* The mapping of the process containing @addr, from /proc/PID/maps (slow path:
+ * only when @addr is outside every region the thread has used so far). */
+static int region_lookup(struct task *t, uint64_t addr)
+{
+	char path[64], line[512];
+	uint64_t lo = 0, hi = 0;
+	bool found = false;
+	FILE *f;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", t->proc->pid, t->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t a, b;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &a, &b) == 2 && addr >= a && addr < b) {
+			lo = a;
+			hi = b;
+			found = true;
+			/* the main stack grows down: cover its future growth at once */
+			if (strstr(line, "[stack]"))
+				lo = hi > (64ull << 20) ? hi - (64ull << 20) : 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return -1;
+	for (r = 0; r < t->nr_regions; r++) {
+		if (t->regions[r].hi == hi) {          /* the same mapping, grown */
+			if (lo < t->regions[r].lo)
+				t->regions[r].lo = lo;
+			return r;
+		}
+	}
+	r = t->nr_regions < NR_REGIONS ? t->nr_regions++ : NR_REGIONS - 1;
+	t->regions[r].lo = lo;
+	t->regions[r].hi = hi;
+	return r;
+}
+
+static int region_of(struct task *t, uint64_t addr)
+{
+	if (t->depth && in_region(t, t->stack[t->depth - 1].region, addr))
+		return t->stack[t->depth - 1].region;
+	if (in_region(t, t->home, addr))
+		return t->home;
+	for (int r = 0; r < t->nr_regions; r++)
+		if (in_region(t, r, addr))
+			return r;
+	return region_lookup(t, addr);
+}
+
+/* ---- frames ------------------------------------------------------------------ */
+
+static void frame_close(struct engine *e, struct task *t, uint64_t ts)
+{
+	struct frame *f = &t->stack[--t->depth];
+	uint64_t dur = ts > f->entry_ts ? ts - f->entry_ts : 0;
+	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
+
+	if (f->node)
+		ctree_leave(e->p, t->ct, f->node, dur, own, ts);
+	if (t->depth)
+		t->stack[t->depth - 1].child_ns += dur;
+}
+
+/* Close the frames the stack has unwound past: slot < rsp, or slot <= rsp when
+ * @inclusive (at a return). */
+static void unwind_to(struct engine *e, struct task *t, uint64_t rsp, bool inclusive,
+		      uint64_t ts)
+{
+	while (t->depth) {
+		const struct frame *f = &t->stack[t->depth - 1];
+
+		if (!in_region(t, f->region, rsp)) {
+			/* on another stack than the top frame: a handler on an alternate
+			 * stack runs above it (keep it), unless we are back on the thread's
+			 * own stack and the top frame is on another one (abandoned) */
+			if (f->region == t->home || region_of(t, rsp) != t->home)
+				break;
+			frame_close(e, t, ts);
+			continue;
+		}
+		if (f->slot > rsp || (f->slot == rsp && !inclusive))
+			break;
+		frame_close(e, t, ts);
+	}
+}
+
+static struct frame *frame_push(struct task *t, uint64_t rsp, uint64_t ts)
+{
+	struct frame *f;
+	int r = region_of(t, rsp);
+
+	if (t->home < 0)
+		t->home = r;
+	xgrow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
+	f = &t->stack[t->depth++];
+	f->slot = rsp;
+	f->entry_ts = ts;
+	f->child_ns = 0;
+	f->node = NULL;
+	f->region = (int8_t)r;
+	return f;
+}
+
+void shadow_close_all(struct engine *e, struct task *t, uint64_t ts)
+{
+	while (t->depth)
+		frame_close(e, t, ts);
+}
+
+/* Count mode: one stop per call. The caller is the traced function containing the
+ * return address; a call from untraced code (a library calling back) has the caller
+ * 'undefined'. Only root functions get frames, to know when recording is on. */
+static void entry_count(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
+			uint64_t ts)
+{
+	const struct module *m = b->mod;
+	ct_func_id caller = CT_FUNC_UNDEFINED;
+
+	if (m->is_root[b->func])
+		frame_push(t, rsp, ts);
+	if (!t->no_record && (t->depth || t->record_all)) {
+		const struct module *cm;
+		const struct sym_func *f = NULL;
+		uint64_t ret;
+
+		if (mem_read(t->proc, rsp, &ret, sizeof(ret)) == 0 &&
+		    (cm = module_of(t->proc->as, ret)) != NULL)
+			f = func_containing(cm, ret);
+		if (f)
+			caller = cm->ids[f - cm->sym->funcs];
+		ctree_count(task_thread(e, t), caller, m->ids[b->func], ts);
+		e->st->recorded++;
+	}
+}
+
+void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
+		  uint64_t ts)
+{
+	const struct module *m = b->mod;
+	struct ct_node *parent = NULL;
+	struct frame *f;
+
+	unwind_to(e, t, rsp, false, ts);
+	e->st->calls++;
+	if (e->eo->count) {
+		entry_count(e, t, b, rsp, ts);
+	} else {
+		if (!t->no_record) {
+			if (t->depth && t->stack[t->depth - 1].node)
+				parent = t->stack[t->depth - 1].node;
+			else if (m->is_root[b->func] || t->record_all)
+				parent = &task_thread(e, t)->root;
+		}
+		f = frame_push(t, rsp, ts);
+		if (parent) {
+			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], ts);
+			e->st->recorded++;
+		}
+	}
+	if (b->exits)
+		unwind_to(e, t, rsp, true, ts);
+}
+
+void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts)
+{
+	unwind_to(e, t, rsp, true, ts);
+}
+
+void shadow_copy(struct engine *e, struct task *c, const struct task *parent)
+{
+	struct ct_node *node = NULL;
+
+	c->depth = 0;
+	for (size_t i = 0; i < parent->depth; i++) {
+		const struct frame *pf = &parent->stack[i];
+		struct frame *f;
+
+		xgrow(&c->stack, &c->cap, c->depth + 1, sizeof(*c->stack));
+		f = &c->stack[c->depth++];
+		*f = *pf;
+		f->node = NULL;
+		if (pf->node) {
+			/* the same path in the child's own tree, with no call of its own:
+			 * the calls happened before the fork, in the parent */
+			if (!node)
+				node = &task_thread(e, c)->root;
+			node = ctree_path(e->p, c->ct, node, pf->node->func);
+			f->node = node;
+		}
+	}
+	memcpy(c->regions, parent->regions, sizeof(c->regions));
+	c->nr_regions = parent->nr_regions;
+	c->home = parent->home;
+}
