@@ -733,6 +733,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 	       struct engine_stats *stats)
 {
 	struct engine e = { .eo = eo, .p = p, .st = stats };
+	bool killed = false;
 	int rc;
 
 	memset(stats, 0, sizeof(*stats));
@@ -771,31 +772,36 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 
 	while (e.tasks) {
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
-		uint64_t ts = now_ns();
+		pid_t tid;
+		uint64_t ts;
 		struct task *t;
 
+		/* a flag set by a signal handler, seen whether or not waitpid was the call
+		 * it interrupted */
+		if (duration_over || (stop_signal && e.tasks->proc->is_attached)) {
+			/* leave the program running, untouched */
+			detach_all(&e, now_ns());
+			if (!e.have_status) {
+				e.status = stop_signal ? 128 + stop_signal : 0;
+				e.have_status = true;
+			}
+			break;
+		}
+		if (stop_signal && !killed) {
+			release_all();           /* spawned: it dies with calltrace */
+			the_engine = &e;
+			killed = true;
+			if (!e.have_status) {
+				e.status = 128 + stop_signal;
+				e.have_status = true;
+			}
+		}
+		tid = waitpid(-1, &st, __WALL);
+		ts = now_ns();
 		if (tid < 0) {
-			if (errno != EINTR)
-				break;
-			if (duration_over || (stop_signal && e.tasks->proc->is_attached)) {
-				/* leave the program running, untouched */
-				detach_all(&e, ts);
-				if (!e.have_status) {
-					e.status = stop_signal ? 128 + stop_signal : 0;
-					e.have_status = true;
-				}
-				break;
-			}
-			if (stop_signal) {
-				release_all();
-				the_engine = &e;
-				if (!e.have_status) {
-					e.status = 128 + stop_signal;
-					e.have_status = true;
-				}
-			}
-			continue;
+			if (errno == EINTR)
+				continue;
+			break;
 		}
 		t = task_find(&e, tid);
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {

@@ -21,7 +21,8 @@
  *              decimals: min and max are exact, the quantiles within 1/8; "-" when
  *              the function has no histogram
  *   function   "name [module] file:line" (file:line left out when unknown, line
- *              left out when 0; pseudo functions such as suspend have no [module])
+ *              left out when 0; pseudo functions such as suspend have no [module];
+ *              an empty name is written "???")
  *
  * Every number is a sum over all threads. Percentages of a zero total are 0.00.
  * Count mode has call counts only: every time column is "-".
@@ -31,8 +32,9 @@
  * fprof default): the command line should pass own for flat unless --sort was given.
  *
  * Names: control characters and bytes that are not valid UTF-8 are printed as '?',
- * so every row is one line. Columns are at least as wide as their heads and grow
- * with their longest value, so they stay aligned. */
+ * so every row is one line. Numeric columns are right-aligned, two spaces apart, at
+ * least as wide as their heads and as wide as their longest value, so they stay
+ * aligned; the function column comes last and is not padded. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -140,7 +142,7 @@ static char *func_text(const struct profile *p, ct_func_id f)
 
 	erl_buf_init(&b);
 	erl_buf_add(&b, "", 0);
-	put_clean(&b, fn->name);
+	put_clean(&b, fn->name[0] ? fn->name : "???");
 	if (!is_pseudo(p, f)) {
 		erl_buf_puts(&b, " [");
 		put_clean(&b, fn->module);
@@ -214,7 +216,7 @@ static void put_row(struct erl_buf *b, const char *const cells[NR_NUM_COLS],
 		size_t n = strlen(cells[k]);
 
 		if (k)
-			erl_buf_puts(b, " ");
+			erl_buf_puts(b, "  ");
 		if (n < w[k])
 			erl_buf_spaces(b, w[k] - n);
 		erl_buf_puts(b, cells[k]);
@@ -268,8 +270,8 @@ static int emit_flat(const struct profile *p, const struct report_opts *ro, FILE
 		erl_buf_printf(&b, ", total own time %s ms", ms);
 		free(ms);
 	}
-	erl_buf_printf(&b, ", %zu functions, %" PRIu64 " calls; per-call times in us\n\n", nr,
-		       calls);
+	erl_buf_printf(&b, ", %zu functions, %" PRIu64 " calls%s\n\n", nr, calls,
+		       p->mode == CT_MODE_COUNT ? "" : "; per-call times in us");
 	put_row(&b, heads, "function", w);
 	for (size_t i = 0; i < nr; i++) {
 		const char *cells[NR_NUM_COLS];
