@@ -23,7 +23,10 @@ struct sym_func {
 	bool is_cold;        /* a split-off part (name.cold): scanned for exits, no entry */
 	bool from_cfi;       /* no symbol: found from an .eh_frame FDE, named fn_0x<addr>
 			      * (fn_0x<addr>.cold, is_cold, when its first CFI row is
-			      * not a function entry) */
+			      * not a function entry), or "main" if name_guessed */
+	bool name_guessed;   /* a from_cfi function named "main" (name and raw) because
+			      * glibc's _start at e_entry passes its address to
+			      * __libc_start_main; see sym_module_load() */
 };
 
 struct sym_module {
@@ -53,7 +56,12 @@ enum sym_elf_check {
 enum sym_elf_check sym_check_elf(const char *path, const char **machine);
 
 /* Load the functions of @path. 0, or -errno (-ENOENT: no functions at all, from
- * symbols or .eh_frame). Caller owns *out: sym_module_free(). */
+ * symbols or .eh_frame). Caller owns *out: sym_module_free().
+ * When no function is named "main" but some come from .eh_frame (a stripped
+ * executable), main is guessed from glibc's _start: the address it loads into %rdi
+ * for __libc_start_main. The guess is taken only if it is exactly the start of a
+ * fn_0x... function (not a cold part), which is then named "main" with
+ * name_guessed set; otherwise nothing is renamed. */
 int sym_module_load(const char *path, struct sym_module **out);
 
 enum {

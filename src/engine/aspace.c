@@ -164,11 +164,6 @@ struct aspace *aspace_copy(const struct aspace *as)
 		c->mods[i] = as->mods[i];
 		c->mods[i]->refs++;
 	}
-	for (size_t i = 0; i < as->nr_dead; i++) {
-		xgrow(&c->dead, &c->cap_dead, c->nr_dead + 1, sizeof(*c->dead));
-		c->dead[c->nr_dead++] = as->dead[i];
-		as->dead[i]->refs++;
-	}
 	return c;
 }
 
@@ -188,10 +183,7 @@ void aspace_put(struct aspace *as)
 		return;
 	for (size_t i = 0; i < as->nr_mods; i++)
 		module_put(as->mods[i]);
-	for (size_t i = 0; i < as->nr_dead; i++)
-		module_put(as->dead[i]);
 	free(as->mods);
-	free(as->dead);
 	free(as->bps);
 	free(as);
 }
@@ -228,27 +220,31 @@ const struct sym_func *func_containing(const struct module *m, uint64_t raddr)
 
 void module_forget(struct aspace *as, struct module *m)
 {
-	bool referenced = false;
+	struct bp *old = as->bps;
+	size_t old_slots = as->nr_slots;
 
-	for (size_t i = 0; i < as->nr_slots; i++) {
-		if (as->bps[i].addr && as->bps[i].mod == m) {
-			as->bps[i].nr_orig = 0;   /* inert: the code is gone */
-			referenced = true;
-		}
+	/* its code is unmapped: no thread can be at its breakpoints; drop them, so
+	 * that a library loaded again at the same address gets fresh ones */
+	as->bps = xcalloc(old_slots, sizeof(*as->bps));
+	as->nr_bps = 0;
+	for (size_t i = 0; i < old_slots; i++) {
+		size_t j;
+
+		if (!old[i].addr || old[i].mod == m)
+			continue;
+		for (j = bp_hash(old[i].addr, old_slots); as->bps[j].addr; j = (j + 1) & (old_slots - 1))
+			;
+		as->bps[j] = old[i];
+		as->nr_bps++;
 	}
+	free(old);
 	for (size_t i = 0; i < as->nr_mods; i++) {
 		if (as->mods[i] == m) {
 			as->mods[i] = as->mods[--as->nr_mods];
 			break;
 		}
 	}
-	if (!referenced) {
-		module_put(m);
-		return;
-	}
-	/* inert breakpoints still point at it: aspace_put() releases it */
-	xgrow(&as->dead, &as->cap_dead, as->nr_dead + 1, sizeof(*as->dead));
-	as->dead[as->nr_dead++] = m;
+	module_put(m);
 }
 
 void aspace_restore(const struct aspace *as, int memfd)
@@ -643,16 +639,39 @@ static int write_module(struct plant_ctx *c)
 	return rc;
 }
 
+static const ct_func_id *known_ids(struct engine *e, const struct sym_module *s)
+{
+	struct known_object *k;
+
+	for (size_t i = 0; i < e->nr_known; i++) {
+		k = &e->known[i];
+		if (k->nr_funcs == s->nr_funcs && !strcmp(k->path, s->path))
+			return k->ids;
+	}
+	return NULL;
+}
+
 static void module_names(struct engine *e, struct module *m)
 {
 	const struct sym_module *s = m->sym;
+	const ct_func_id *seen = known_ids(e, s);
 
 	m->ids = xcalloc(s->nr_funcs ? s->nr_funcs : 1, sizeof(*m->ids));
 	m->is_root = xcalloc(s->nr_funcs ? s->nr_funcs : 1, sizeof(*m->is_root));
+	if (!seen) {
+		struct known_object *k;
+
+		xgrow(&e->known, &e->cap_known, e->nr_known + 1, sizeof(*e->known));
+		k = &e->known[e->nr_known++];
+		k->path = xstrdup(s->path);
+		k->nr_funcs = s->nr_funcs;
+		k->ids = NULL;
+	}
 	for (size_t i = 0; i < s->nr_funcs; i++) {
 		const struct sym_func *f = &s->funcs[i];
 
-		m->ids[i] = profile_add_func(e->p, f->name, s->base, f->file, f->line, f->arity,
+		m->ids[i] = seen ? seen[i] :
+			    profile_add_func(e->p, f->name, s->base, f->file, f->line, f->arity,
 					     f->addr + m->bias);
 		m->is_root[i] = engine_matches_root(e->eo, f->name, f->raw);
 		if (f->is_cold && !m->is_root[i]) {
@@ -663,6 +682,12 @@ static void module_names(struct engine *e, struct module *m)
 			m->is_root[i] = engine_matches_root(e->eo, base, base);
 			free(base);
 		}
+	}
+	if (!seen) {
+		struct known_object *k = &e->known[e->nr_known - 1];
+
+		k->ids = xmalloc((s->nr_funcs ? s->nr_funcs : 1) * sizeof(*k->ids));
+		memcpy(k->ids, m->ids, s->nr_funcs * sizeof(*k->ids));
 	}
 }
 

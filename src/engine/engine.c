@@ -835,5 +835,10 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		task_remove(&e, e.tasks);
 	insn_decoder_free(e.dec);
 	sym_module_free(e.first_image);
+	for (size_t i = 0; i < e.nr_known; i++) {
+		free(e.known[i].path);
+		free(e.known[i].ids);
+	}
+	free(e.known);
 	return 0;
 }

@@ -64,8 +64,6 @@ struct aspace {
 	size_t nr_slots, nr_bps;
 	struct module **mods;     /* traced modules, shared with copies (refs) */
 	size_t nr_mods, cap_mods;
-	struct module **dead;     /* unloaded modules that inert breakpoints point at */
-	size_t nr_dead, cap_dead;
 	uint64_t r_debug;         /* &_r_debug in ld.so, 0 if unknown */
 	int refs;
 };
@@ -111,8 +109,19 @@ struct task {
 	struct task *next;
 };
 
+/* Profile ids given to the functions of an object file, so that a library loaded
+ * again (dlopen after dlclose) or a program exec'd again reports as the same
+ * functions. */
+struct known_object {
+	char *path;
+	size_t nr_funcs;
+	ct_func_id *ids;
+};
+
 struct engine {
 	const struct engine_opts *eo;
+	struct known_object *known;
+	size_t nr_known, cap_known;
 	struct profile *p;
 	struct engine_stats *st;
 	struct task *tasks;
@@ -135,7 +144,7 @@ const struct sym_func *func_containing(const struct module *m, uint64_t raddr);
  * XOL page, breakpoints. Returns the module or NULL (message printed). */
 struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
 			    struct sym_module *sym, uint64_t bias, bool is_main);
-/* Forget @m (its code is already unmapped): its breakpoints become inert. */
+/* Forget @m (its code is already unmapped): drop its breakpoints and release it. */
 void module_forget(struct aspace *as, struct module *m);
 /* Put back every byte our breakpoints replaced, through @memfd. */
 void aspace_restore(const struct aspace *as, int memfd);

@@ -150,8 +150,15 @@ void rtld_init(struct engine *e, struct proc *pr, pid_t tid)
 		return;
 	}
 	for (size_t i = 0; i < ld->nr_funcs; i++) {
-		if (!strcmp(ld->funcs[i].raw, "_dl_debug_state")) {
+		const char *raw = ld->funcs[i].raw;
+		size_t len = strlen(raw);
+
+		/* the exported name, or the internal alias that won its address */
+		if (len >= 15 && !strcmp(raw + len - 15, "_dl_debug_state")) {
 			int rc = aspace_add_rtld(e, pr, ld->funcs[i].addr + base);
+
+			msg_debug("watching %s at %#" PRIx64 ": %d", ld->funcs[i].raw,
+				  ld->funcs[i].addr + base, rc);
 
 			if (rc < 0)
 				msg_warn("%s: cannot watch _dl_debug_state (%s); libraries are not "
@@ -170,6 +177,7 @@ void rtld_sync(struct engine *e, struct proc *pr, pid_t tid)
 
 	if (!as->r_debug)
 		as->r_debug = find_r_debug(pr);
+	msg_debug("pid %d: dynamic linker report, r_debug at %#" PRIx64, pr->pid, as->r_debug);
 	if (!as->r_debug)
 		return;
 	/* struct r_debug: int r_version; link_map *r_map; ElfW(Addr) r_brk; r_state */

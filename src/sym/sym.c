@@ -8,7 +8,8 @@
  * its address_range. An FDE whose first row is not a function entry (CFA other than
  * rsp+8: a .cold part entered by a jump, a signal trampoline) is kept as a cold part so
  * that no entry probe is planted there. Functions with no FDE (crt helpers, some
- * assembly) cannot be found this way. */
+ * assembly) cannot be found this way. Of these, main is named back from glibc's _start
+ * (guess_main), so that -f main works on a stripped executable. */
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -579,6 +580,182 @@ static bool elf_has_scn(Elf *elf, const char *name)
 	return false;
 }
 
+/* main from glibc's _start ----------------------------------------------------------- */
+
+/* How many bytes at e_entry are looked at: glibc's _start reaches its call to
+ * __libc_start_main in 27 bytes (2.36), 41 with the older __libc_csu_* arguments. */
+#define START_SCAN 64
+
+/* Copy @len bytes at file virtual address @vaddr from @elf's PT_LOAD file contents.
+ * false if they are not all in one segment's file image (e.g. in .bss). */
+static bool elf_read_vaddr(Elf *elf, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t nph, size;
+	const char *raw = elf_rawfile(elf, &size);
+
+	if (!raw || elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph_mem, *ph = gelf_getphdr(elf, (int)i, &ph_mem);
+
+		if (!ph || ph->p_type != PT_LOAD || vaddr < ph->p_vaddr ||
+		    vaddr - ph->p_vaddr > ph->p_filesz || len > ph->p_filesz - (vaddr - ph->p_vaddr))
+			continue;
+		if (ph->p_offset + (vaddr - ph->p_vaddr) + len > size)
+			return false;
+		memcpy(buf, raw + ph->p_offset + (vaddr - ph->p_vaddr), len);
+		return true;
+	}
+	return false;
+}
+
+/* The addend of an R_X86_64_RELATIVE relocation at @slot in @elf's dynamic RELA
+ * sections (.rela.dyn), for a GOT slot whose file content is 0: the linker is not
+ * required to store the value there (lld does not, by default). */
+static bool rela_relative_at(Elf *elf, uint64_t slot, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh_mem, *sh = gelf_getshdr(scn, &sh_mem);
+		Elf_Data *data;
+
+		if (!sh || sh->sh_type != SHT_RELA || !(sh->sh_flags & SHF_ALLOC) ||
+		    !sh->sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+			GElf_Rela r_mem, *r = gelf_getrela(data, (int)i, &r_mem);
+
+			if (r && r->r_offset == slot &&
+			    GELF_R_TYPE(r->r_info) == R_X86_64_RELATIVE) {
+				*value = (uint64_t)r->r_addend;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Read the 8-byte pointer at @slot (file address), through its relocation if the
+ * file holds 0 there. */
+static bool got_slot_value(Elf *elf, uint64_t slot, uint64_t *value)
+{
+	uint64_t v;
+
+	if (!elf_read_vaddr(elf, slot, &v, sizeof(v)))
+		return false;
+	if (v == 0)
+		return rela_relative_at(elf, slot, value);
+	*value = v;
+	return true;
+}
+
+/* 7-byte instructions with a 32-bit operand that glibc's _start uses for other
+ * arguments (older glibc: __libc_csu_fini in %r8, __libc_csu_init in %rcx). Skipped
+ * whole, so an e8 byte in their operand is not taken for a call. */
+static bool start_skippable(const uint8_t *p)
+{
+	static const uint8_t ops[][3] = {
+		{ 0x49, 0xc7, 0xc0 }, { 0x48, 0xc7, 0xc1 },   /* mov $imm32, %r8 / %rcx */
+		{ 0x4c, 0x8b, 0x05 }, { 0x48, 0x8b, 0x0d },   /* mov x(%rip), %r8 / %rcx */
+		{ 0x4c, 0x8d, 0x05 }, { 0x48, 0x8d, 0x0d },   /* lea x(%rip), %r8 / %rcx */
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (memcmp(p, ops[i], 3) == 0)
+			return true;
+	return false;
+}
+
+/* The address glibc's _start (at @elf's e_entry @entry) passes to __libc_start_main in
+ * %rdi, i.e. main, as a file address. A heuristic for glibc's x86-64 crt1 (start.S),
+ * not a decoder: the entry must begin with xor %ebp,%ebp (the ABI's outermost-frame
+ * mark, start.S's first instruction), then the bytes up to the first call (e8,
+ * ff 15) or jmp * (ff 25) are scanned at every offset for the writes to %rdi seen in
+ * glibc's _start, and the last one wins:
+ *   48 c7 c7 imm32   mov $imm32, %rdi (sign-extended): -no-pie, static
+ *   bf imm32         mov $imm32, %edi (zero-extended)
+ *   48 8d 3d disp32  lea main(%rip), %rdi: PIE and static-pie after ld relaxed the GOT
+ *                    load (binutils 2.40, the default)
+ *   48 8b 3d disp32  mov main@GOTPCREL(%rip), %rdi: unrelaxed (-Wl,--no-relax, other
+ *                    linkers); the GOT slot is read from the file, or from its
+ *                    R_X86_64_RELATIVE relocation when the file holds 0
+ * A wrong guess cannot pass silently: the caller accepts it only if it is exactly the
+ * start of a function found from .eh_frame. tests/unit/check_sym.c main_guess_* */
+static bool guess_main(Elf *elf, uint64_t entry, uint64_t *main_addr)
+{
+	uint8_t p[START_SCAN];
+	size_t len = sizeof(p);
+	bool found = false;
+	uint64_t addr = 0;
+
+	/* near the end of the segment: take what there is */
+	while (len >= 8 && !elf_read_vaddr(elf, entry, p, len))
+		len /= 2;
+	if (len < 8 || !((p[0] == 0x31 && p[1] == 0xed) ||
+			 (p[0] == 0x48 && p[1] == 0x31 && p[2] == 0xed)))
+		return false;
+	for (size_t i = 0; i < len;) {
+		int32_t d;
+
+		if (p[i] == 0xe8 || (i + 1 < len && p[i] == 0xff && (p[i + 1] == 0x15 ||
+								     p[i + 1] == 0x25)))
+			break;
+		if (i + 7 <= len && p[i] == 0x48 && p[i + 1] == 0xc7 && p[i + 2] == 0xc7) {
+			memcpy(&d, p + i + 3, 4);
+			addr = (uint64_t)(int64_t)d;
+			found = true;
+			i += 7;
+		} else if (i + 7 <= len && p[i] == 0x48 && p[i + 1] == 0x8d && p[i + 2] == 0x3d) {
+			memcpy(&d, p + i + 3, 4);
+			addr = entry + i + 7 + (uint64_t)(int64_t)d;
+			found = true;
+			i += 7;
+		} else if (i + 7 <= len && p[i] == 0x48 && p[i + 1] == 0x8b && p[i + 2] == 0x3d) {
+			memcpy(&d, p + i + 3, 4);
+			found = got_slot_value(elf, entry + i + 7 + (uint64_t)(int64_t)d, &addr);
+			i += 7;
+		} else if (i + 5 <= len && p[i] == 0xbf && (i == 0 || (p[i - 1] & 0xf0) != 0x40)) {
+			/* not after a REX prefix: 41 bf is mov $imm32, %r15d */
+			uint32_t u;
+
+			memcpy(&u, p + i + 1, 4);
+			addr = u;
+			found = true;
+			i += 5;
+		} else if (i + 7 <= len && start_skippable(p + i)) {
+			i += 7;
+		} else {
+			i++;
+		}
+	}
+	*main_addr = addr;
+	return found;
+}
+
+/* Name the function of @m (sorted, one per address) at @addr "main" if it is a non-cold
+ * function from .eh_frame and no function is already named main. */
+static void name_guessed_main(struct sym_module *m, uint64_t addr)
+{
+	size_t k;
+	struct sym_func *f;
+
+	for (size_t i = 0; i < m->nr_funcs; i++)
+		if (strcmp(m->funcs[i].name, "main") == 0)
+			return;
+	k = func_at_or_before(m->funcs, m->nr_funcs, addr);
+	if (k == m->nr_funcs)
+		return;
+	f = &m->funcs[k];
+	if (f->addr != addr || !f->from_cfi || f->is_cold)
+		return;
+	free(f->name);
+	free(f->raw);
+	f->name = xstrdup("main");
+	f->raw = xstrdup("main");
+	f->name_guessed = true;
+}
+
 int sym_module_load(const char *path, struct sym_module **out)
 {
 	return sym_module_load_flags(path, 0, out);
@@ -602,6 +779,8 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	GElf_Addr elf_bias;
 	size_t cap = 0, n = 0;
 	int nsyms, rc = 0;
+	uint64_t main_addr = 0;
+	bool have_main_guess = false;
 	Dwfl *dwfl;
 
 	/* Never reach for the network: debuginfod would be consulted if this were set. */
@@ -679,7 +858,9 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	/* Stripped (only .dynsym, if anything): the other functions from .eh_frame. */
 	if ((!m->has_symtab || n == 0) && !(flags & SYM_LOAD_NO_CFI)) {
 		qsort(m->funcs, n, sizeof(*m->funcs), cmp_func);
-		add_cfi_funcs(m, &n, &cap, elf, elf_bias, &dws);
+		if (add_cfi_funcs(m, &n, &cap, elf, elf_bias, &dws) &&
+		    guess_main(elf, ehdr->e_entry, &main_addr))
+			have_main_guess = true;
 	}
 	free(dws.v);
 	dwfl_end(dwfl);
@@ -698,6 +879,8 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 		if (m->funcs[i].from_cfi)
 			m->nr_from_cfi++;
 	}
+	if (have_main_guess)
+		name_guessed_main(m, main_addr + elf_bias);
 	if (!m->nr_funcs)
 		rc = -ENOENT;
 	*out = m;
