@@ -11,8 +11,9 @@
  * division by zero gives 0.00. Count mode has no times: TIME is 0 everywhere.
  *
  * Rows are sorted ascending (the costliest last) by TIME (ro->sort own or acc) or by
- * CALLS (ro->sort calls; always in count mode, where TIME is 0); eprof leaves ties in no particular order, calltrace breaks
- * them by ascending {M,F,A} term order, then function id. C1 is Mod:Fun/Arity with
+ * CALLS (ro->sort calls; always in count mode, where TIME is 0). eprof leaves ties
+ * in no particular order; calltrace breaks them by ascending {M,F,A} term order,
+ * then function id. C1 is Mod:Fun/Arity with
  * the atom rules of erl.h, so a name never breaks a line. Column widths count
  * characters (code points), as eprof's io:format does. */
 #include <errno.h>
@@ -269,8 +270,8 @@ static int emit_eprof(const struct profile *p, const struct report_opts *ro, FIL
 			struct etable tab = { 0 };
 
 			collect(&c, &tab, &ths[i], 1);
-			erl_buf_printf(&b, "\n****** Process <%d.%d>    -- %.2f %% of profiled time *** \n",
-				       (int)ths[i]->pid, (int)ths[i]->tid,
+			erl_buf_printf(&b, "\n****** Process <%d.%d>    -- %.2f %% of profiled "
+				       "time *** \n", (int)ths[i]->pid, (int)ths[i]->tid,
 				       100.0 * ratio(table_us(&tab), grand));
 			put_table(&c, &b, &tab);
 			free(tab.rows);

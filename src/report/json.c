@@ -46,10 +46,11 @@
  *    recursive nodes, which are marked "recursive": true). Children are sorted by
  *    acc_ns, then calls (both descending), then function id.
  *  - count mode (profile.mode == CT_MODE_COUNT): every own_ns and acc_ns is null,
- *    "tree" is null (count mode records no tree; should a count-mode profile have tree
- *    nodes, they are written, with null times) and "edges" lists the thread's caller -> callee pairs with their
- *    calls: sorted by calls (descending), then caller id, then callee id (the
- *    caller 'undefined', name "undefined" and module "", last among equals). Calls
+ *    "tree" is null (count mode records no tree; should a count-mode profile have
+ *    tree nodes, they are written, with null times) and "edges" lists the thread's
+ *    caller -> callee pairs with their calls: sorted by calls (descending), then
+ *    caller id, then callee id (the caller 'undefined', name "undefined" and module
+ *    "", last among equals). Calls
  *    from untraced code are only there: callers lists never name 'undefined'.
  *    In full mode "edges" is null (the tree has the same information and more).
  *  - strings: bytes that are not valid UTF-8 become U+FFFD, so the output is always
