@@ -2,8 +2,9 @@
 /* check_sym.c - unit tests for src/sym: the ELF checks, function symbols with their
  * DWARF facts, demangling, and the .eh_frame fallback for stripped files. The inputs
  * are built at test time with the system compiler into a temporary directory (cc, g++,
- * strip, objcopy and nm from build-essential); without cc the runner exits 77 (skip).
- * nm is the independent oracle for symbol addresses and sizes. */
+ * strip, objcopy, nm and readelf from build-essential); without cc the runner exits 77
+ * (skip). nm is the independent oracle for symbol addresses and sizes. The main_guess_*
+ * tests check that a stripped executable's main is named back from glibc's _start. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 static char tmp[] = "/tmp/check_sym.XXXXXX";
 static bool have_static;     /* cc -static worked (libc.a installed) */
 static bool have_cxx;        /* g++ worked */
+static bool have_static_pie; /* cc -static-pie worked */
 
 /* The fixture. Declaration lines are checked against DWARF: keep them in step with
  * the FIX_LINE_* values below. */
@@ -80,6 +82,28 @@ static const char fixture_cc[] =
 	"{\n"
 	"\treturn ns::scale(argc, 1.0);\n"
 	"}\n";
+
+/* -nostartfiles with its own _start: it starts like glibc's (xor %ebp,%ebp) and loads
+ * %rdi before its first call, but with the address of data, not of a function. */
+static const char own_start_c[] =
+	"int __attribute__((noinline)) work(int x)\n"
+	"{\n"
+	"\treturn x + 1;\n"
+	"}\n"
+	"\n"
+	"int main(void)\n"
+	"{\n"
+	"\treturn work(41) - 42;\n"
+	"}\n"
+	"\n"
+	"static const char __attribute__((used)) msg[] = \"not a function\";\n"
+	"__asm__(\".text\\n.globl _start\\n_start:\\n\"\n"
+	"\t\"\txor %ebp, %ebp\\n\"\n"
+	"\t\"\tlea msg(%rip), %rdi\\n\"\n"
+	"\t\"\tcall main\\n\"\n"
+	"\t\"\tmov %eax, %edi\\n\"\n"
+	"\t\"\tmov $60, %eax\\n\"\n"
+	"\t\"\tsyscall\\n\");\n";
 
 static const char *const fixture_names[] = { "add3", "twice", "nothing", "report", "check",
 					     "main" };
@@ -146,6 +170,7 @@ static void build_inputs(void)
 	}
 	write_file("fix.c", fixture_c);
 	write_file("fix.cc", fixture_cc);
+	write_file("own.c", own_start_c);
 	write_file("text", "not an ELF file\n");
 	if (sh("cd %s && cc -O0 -g -fPIE -pie -o prog fix.c && "
 	       "strip --strip-all -o prog.stripped prog && "
@@ -154,12 +179,20 @@ static void build_inputs(void)
 	       "strip --strip-all -o prog.rdyn prog.rdyn.full && "
 	       "cc -O2 -g -o prog.o2 fix.c && strip --strip-all -o prog.o2.stripped prog.o2 && "
 	       "objcopy -R .eh_frame -R .eh_frame_hdr prog.stripped prog.noeh && "
-	       "cc -O0 -g -c -o fix.o fix.c", tmp) != 0) {
+	       "cc -O0 -g -c -o fix.o fix.c && "
+	       "cc -O0 -g -no-pie -o prog.nopie fix.c && "
+	       "strip --strip-all -o prog.nopie.stripped prog.nopie && "
+	       "cc -O0 -g -Wl,--no-relax -o prog.norelax fix.c && "
+	       "strip --strip-all -o prog.norelax.stripped prog.norelax && "
+	       "cc -O0 -nostartfiles -o own own.c && strip --strip-all -o own.stripped own",
+	       tmp) != 0) {
 		fprintf(stderr, "check_sym: cannot build the inputs\n");
 		exit(99);
 	}
 	have_static = sh("cd %s && cc -O0 -static -o prog.static fix.c 2>/dev/null && "
 			 "strip --strip-all -o prog.static.stripped prog.static", tmp) == 0;
+	have_static_pie = sh("cd %s && cc -O0 -static-pie -o prog.spie fix.c 2>/dev/null && "
+			     "strip --strip-all -o prog.spie.stripped prog.spie", tmp) == 0;
 	have_cxx = sh("cd %s && g++ -O0 -g -c -o fixcc.o fix.cc 2>/dev/null && "
 		      "g++ -o progcc fixcc.o", tmp) == 0;
 	patch_copy("prog", "prog.32", 4, &class32, 1);
@@ -184,6 +217,47 @@ static bool nm_lookup(const char *file, const char *name, uint64_t *addr, uint64
 		    (type == 't' || type == 'T') && strcmp(sym, name) == 0) {
 			*addr = a;
 			*size = s;
+			found = true;
+		}
+	}
+	pclose(p);
+	return found;
+}
+
+/* The file offset of the slot that an R_X86_64_RELATIVE relocation with addend @value
+ * fills in @file (readelf's view: the relocation, then the PT_LOAD holding it). */
+static bool relative_slot_offset(const char *file, uint64_t value, long *off)
+{
+	char cmd[512], line[512];
+	uint64_t slot = 0;
+	bool have_slot = false, found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -rW '%s'", path_of(file));
+	if (!(p = popen(cmd, "r")))
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		uint64_t r_off, info, addend;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " R_X86_64_RELATIVE %" SCNx64, &r_off,
+			   &info, &addend) == 3 && addend == value && !have_slot) {
+			slot = r_off;
+			have_slot = true;
+		}
+	}
+	pclose(p);
+	if (!have_slot)
+		return false;
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", path_of(file));
+	if (!(p = popen(cmd, "r")))
+		return false;
+	while (fgets(line, sizeof(line), p)) {
+		uint64_t offset, vaddr, paddr, filesz;
+
+		if (!found && sscanf(line, " LOAD 0x%" SCNx64 " 0x%" SCNx64 " 0x%" SCNx64 " 0x%" SCNx64,
+				     &offset, &vaddr, &paddr, &filesz) == 4 &&
+		    slot >= vaddr && slot + 8 <= vaddr + filesz) {
+			*off = (long)(offset + slot - vaddr);
 			found = true;
 		}
 	}
@@ -310,9 +384,13 @@ START_TEST(strip_all_from_cfi)
 		char want[64];
 
 		ck_assert_msg(f != NULL, "%s at %#" PRIx64 " not found", s->name, s->addr);
-		snprintf(want, sizeof(want), "fn_0x%" PRIx64, s->addr);
+		if (strcmp(s->name, "main") == 0)
+			snprintf(want, sizeof(want), "main");   /* main_guess_pie */
+		else
+			snprintf(want, sizeof(want), "fn_0x%" PRIx64, s->addr);
 		ck_assert_str_eq(f->name, want);
 		ck_assert_str_eq(f->raw, want);
+		ck_assert(f->name_guessed == (strcmp(s->name, "main") == 0));
 		ck_assert(f->from_cfi);
 		ck_assert(!f->is_cold);
 		ck_assert_uint_eq(f->size, s->size);
@@ -418,7 +496,7 @@ out:
 END_TEST
 
 /* Static and stripped: glibc's own functions come from .eh_frame too; main is among
- * them, by address. */
+ * them, by address, named from _start's mov $main,%rdi (main_guess_*). */
 START_TEST(static_stripped)
 {
 	struct sym_module *full, *m;
@@ -440,7 +518,8 @@ START_TEST(static_stripped)
 	f = by_addr(m, addr);
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(f->size, size);
-	ck_assert_ptr_null(by_name(m, "main"));
+	ck_assert_str_eq(f->name, "main");
+	ck_assert(f->name_guessed);
 	sym_module_free(full);
 	sym_module_free(m);
 }
@@ -455,6 +534,151 @@ START_TEST(nothing_at_all)
 	ck_assert_ptr_nonnull(m);
 	ck_assert_uint_eq(m->nr_funcs, 0);
 	ck_assert(!m->has_symtab);
+	sym_module_free(m);
+}
+END_TEST
+
+/* How many functions of @m are named @name, and how many are name_guessed. */
+static size_t count_named(const struct sym_module *m, const char *name, size_t *nr_guessed)
+{
+	size_t n = 0;
+
+	*nr_guessed = 0;
+	for (size_t i = 0; i < m->nr_funcs; i++) {
+		n += strcmp(m->funcs[i].name, name) == 0;
+		*nr_guessed += m->funcs[i].name_guessed;
+	}
+	return n;
+}
+
+/* @stripped (from @full) has exactly one "main", guessed, at nm's address of main. */
+static void assert_main_guessed(const char *full, const char *stripped)
+{
+	struct sym_module *m = load(stripped);
+	const struct sym_func *f;
+	uint64_t addr, size;
+	size_t nr_guessed;
+
+	ck_assert(!m->has_symtab);
+	ck_assert(nm_lookup(full, "main", &addr, &size));
+	f = by_name(m, "main");
+	ck_assert_msg(f != NULL, "%s: main not guessed", stripped);
+	ck_assert_uint_eq(f->addr, addr);
+	ck_assert_uint_eq(f->size, size);
+	ck_assert_str_eq(f->raw, "main");
+	ck_assert(f->name_guessed);
+	ck_assert(f->from_cfi);
+	ck_assert(!f->is_cold);
+	ck_assert_uint_eq(count_named(m, "main", &nr_guessed), 1);
+	ck_assert_uint_eq(nr_guessed, 1);
+	assert_sorted_disjoint(m);
+	sym_module_free(m);
+}
+
+/* Default PIE: ld relaxes _start's mov main@GOTPCREL(%rip),%rdi to lea main(%rip),%rdi. */
+START_TEST(main_guess_pie)
+{
+	assert_main_guessed("prog", "prog.stripped");
+}
+END_TEST
+
+/* -no-pie, dynamic: mov $main,%rdi. */
+START_TEST(main_guess_nopie)
+{
+	assert_main_guessed("prog.nopie", "prog.nopie.stripped");
+}
+END_TEST
+
+/* -static: mov $main,%rdi (static_stripped checks the same file more widely). */
+START_TEST(main_guess_static)
+{
+	if (!have_static) {
+		fprintf(stderr, "check_sym: cc -static failed; main_guess_static not checked\n");
+		return;
+	}
+	assert_main_guessed("prog.static", "prog.static.stripped");
+}
+END_TEST
+
+/* -static-pie: lea main(%rip),%rdi. */
+START_TEST(main_guess_static_pie)
+{
+	if (!have_static_pie) {
+		fprintf(stderr, "check_sym: cc -static-pie failed; main_guess_static_pie not "
+				"checked\n");
+		return;
+	}
+	assert_main_guessed("prog.spie", "prog.spie.stripped");
+}
+END_TEST
+
+/* -Wl,--no-relax keeps mov main@GOTPCREL(%rip),%rdi: main is read from the GOT slot;
+ * with the slot zeroed (as lld leaves it) from its R_X86_64_RELATIVE addend. */
+START_TEST(main_guess_got)
+{
+	const uint64_t zero = 0;
+	uint64_t addr, size, slot_was;
+	long off;
+	FILE *f;
+
+	assert_main_guessed("prog.norelax", "prog.norelax.stripped");
+	ck_assert(nm_lookup("prog.norelax", "main", &addr, &size));
+	ck_assert_msg(relative_slot_offset("prog.norelax", addr, &off),
+		      "no R_X86_64_RELATIVE for main in prog.norelax");
+	/* the file holds main's address in the slot (ld does): zeroing it tests the
+	 * relocation path */
+	f = fopen(path_of("prog.norelax.stripped"), "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, off, SEEK_SET), 0);
+	ck_assert_uint_eq(fread(&slot_was, sizeof(slot_was), 1, f), 1);
+	fclose(f);
+	ck_assert_uint_eq(slot_was, addr);
+	patch_copy("prog.norelax.stripped", "prog.norelax.zero", off, &zero, sizeof(zero));
+	assert_main_guessed("prog.norelax", "prog.norelax.zero");
+}
+END_TEST
+
+/* With a .symtab, or main in .dynsym, nothing is guessed. */
+START_TEST(main_guess_not_needed)
+{
+	static const char *const files[] = { "prog", "prog.nodebug", "prog.rdyn", "prog.o2" };
+
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		struct sym_module *m = load(files[k]);
+		uint64_t addr, size;
+		size_t nr_guessed;
+		const struct sym_func *f = by_name(m, "main");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert(nm_lookup(files[k] == files[2] ? "prog.rdyn.full" : files[k], "main",
+				    &addr, &size));
+		ck_assert_uint_eq(f->addr, addr);
+		ck_assert(!f->from_cfi);
+		ck_assert_uint_eq(count_named(m, "main", &nr_guessed), 1);
+		ck_assert_uint_eq(nr_guessed, 0);
+		sym_module_free(m);
+	}
+}
+END_TEST
+
+/* Its own _start loads %rdi with data, not a function start: no guess, main stays
+ * fn_0x<addr>. */
+START_TEST(main_guess_own_start)
+{
+	struct sym_module *m = load("own.stripped");
+	const struct sym_func *f;
+	uint64_t addr, size;
+	size_t nr_guessed;
+	char want[64];
+
+	ck_assert(!m->has_symtab);
+	ck_assert_uint_eq(count_named(m, "main", &nr_guessed), 0);
+	ck_assert_uint_eq(nr_guessed, 0);
+	ck_assert(nm_lookup("own", "main", &addr, &size));
+	f = by_addr(m, addr);
+	ck_assert_ptr_nonnull(f);
+	snprintf(want, sizeof(want), "fn_0x%" PRIx64, addr);
+	ck_assert_str_eq(f->name, want);
 	sym_module_free(m);
 }
 END_TEST
@@ -497,6 +721,13 @@ static Suite *sym_suite(void)
 	tcase_add_test(tc, static_stripped);
 	tcase_add_test(tc, nothing_at_all);
 	tcase_add_test(tc, demangle_cxx);
+	tcase_add_test(tc, main_guess_pie);
+	tcase_add_test(tc, main_guess_nopie);
+	tcase_add_test(tc, main_guess_static);
+	tcase_add_test(tc, main_guess_static_pie);
+	tcase_add_test(tc, main_guess_got);
+	tcase_add_test(tc, main_guess_not_needed);
+	tcase_add_test(tc, main_guess_own_start);
 	suite_add_tcase(s, tc);
 	return s;
 }
