@@ -185,6 +185,9 @@ int main(int argc, char **argv)
 	eo.pin = !o.no_pin;
 	eo.count = o.count;
 	eo.pid = o.pid;
+	eo.clock_cpu = o.clock_cpu;
+	eo.no_suspend = o.no_suspend;
+	eo.no_compensate = o.raw_times;
 	eo.duration = o.duration;
 	eo.follow_forks = o.follow_forks;
 	eo.libs = o.libs;
@@ -201,11 +204,14 @@ int main(int argc, char **argv)
 	}
 	if (o.stats)
 		fprintf(stderr, "calltrace: %llu calls (%llu recorded), %llu stops, %.3f stops per "
-			"call, %llu breakpoints, %llu functions not traced\n",
+			"call, %llu breakpoints, %llu functions not traced; one stop costs "
+			"%llu ns wall (%llu ns of it calltrace's handling), %llu ns cpu\n",
 			(unsigned long long)stats.calls, (unsigned long long)stats.recorded,
 			(unsigned long long)stats.stops,
 			stats.calls ? (double)stats.stops / (double)stats.calls : 0.0,
-			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_refused);
+			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_refused,
+			(unsigned long long)stats.stop_wall_ns, (unsigned long long)stats.handler_ns,
+			(unsigned long long)stats.stop_cpu_ns);
 	rc = write_outputs(&o, out, p);
 	free(out);
 	out = NULL;

@@ -24,6 +24,9 @@ struct engine_opts {
 	const char **patterns;       /* root function globs */
 	size_t nr_patterns;
 	bool pin;                    /* pin calltrace and the program to one CPU */
+	bool clock_cpu;              /* --clock cpu: thread CPU time instead of wall */
+	bool no_suspend;             /* do not split off-CPU time into 'suspend' */
+	bool no_compensate;          /* report raw times: keep the cost of stops */
 	bool count;                  /* count mode: entry breakpoints only (and the
 	                                roots' exits), one stop per call */
 	struct sym_module *image;    /* the program's symbols, loaded while validating;
@@ -36,6 +39,9 @@ struct engine_stats {
 	uint64_t recorded;           /* calls recorded in the profile */
 	uint64_t nr_bps;             /* breakpoints planted */
 	uint64_t nr_refused;         /* functions left untraced (instruction not movable) */
+	uint64_t stop_wall_ns;       /* calibrated cost of one stop, wall, as the thread sees it */
+	uint64_t stop_cpu_ns;        /* calibrated CPU time one stop charges the thread */
+	uint64_t handler_ns;         /* calltrace's own handling time per stop (calibration) */
 };
 
 /* Run the program to completion (or attach to eo->pid until it exits, the duration

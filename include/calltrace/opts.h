@@ -25,6 +25,9 @@ struct opts {
 	const char *output;        /* -o FILE or NULL for stderr */
 	bool count;                /* -c: call-count mode */
 	bool no_pin;               /* --no-pin: leave CPU placement to the scheduler */
+	bool clock_cpu;            /* --clock cpu */
+	bool no_suspend;           /* --no-suspend */
+	bool raw_times;            /* --raw-times: no compensation for the cost of stops */
 	bool stats;                /* --stats: print stops and calls on stderr at the end */
 	struct report_opts report; /* --sort, --cols, --no-callers, --totals, --no-details */
 	bool sort_given;           /* --sort was given (flat defaults to own otherwise) */

@@ -24,6 +24,9 @@ enum {
 	OPT_FOLLOW_FORKS,
 	OPT_LIMIT,
 	OPT_PER_THREAD,
+	OPT_CLOCK,
+	OPT_NO_SUSPEND,
+	OPT_RAW_TIMES,
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +47,9 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "no-suspend", no_argument, NULL, OPT_NO_SUSPEND },
+	{ "raw-times", no_argument, NULL, OPT_RAW_TIMES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +84,11 @@ void opts_usage(FILE *out)
 	      "      --no-details        fprof: omit the per-thread sections\n"
 	      "      --limit N           cprof: leave out functions called fewer than N times\n"
 	      "      --per-thread        callgrind: one file per thread (FILE.TID)\n"
+	      "      --clock wall|cpu    time calls by the wall clock (default) or by the\n"
+	      "                          thread's own CPU time\n"
+	      "      --no-suspend        wall clock: keep off-CPU time in OWN instead of the\n"
+	      "                          'suspend' pseudo-function (one clock read less per stop)\n"
+	      "      --raw-times         do not subtract the calibrated cost of ptrace stops\n"
 	      "      --no-pin            do not pin calltrace and the program to one CPU\n"
 	      "      --stats             print calls, stops and breakpoints on stderr\n"
 	      "  -h, --help              this text\n"
@@ -176,6 +187,22 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			break;
 		case OPT_PER_THREAD:
 			o->report.per_thread = true;
+			break;
+		case OPT_CLOCK:
+			if (!strcmp(optarg, "cpu")) {
+				o->clock_cpu = true;
+			} else if (!strcmp(optarg, "wall")) {
+				o->clock_cpu = false;
+			} else {
+				snprintf(err, errlen, "--clock %s: unknown clock; use wall or cpu", optarg);
+				return OPTS_ERROR;
+			}
+			break;
+		case OPT_NO_SUSPEND:
+			o->no_suspend = true;
+			break;
+		case OPT_RAW_TIMES:
+			o->raw_times = true;
 			break;
 		case 'c':
 			o->count = true;

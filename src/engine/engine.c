@@ -129,6 +129,7 @@ static struct task *task_new(struct engine *e, pid_t tid, struct proc *pr)
 	t->tid = tid;
 	t->proc = pr;
 	t->home = -1;
+	t->sfd = -1;
 	proc_get(pr);
 	t->next = e->tasks;
 	e->tasks = t;
@@ -156,6 +157,8 @@ static void task_remove(struct engine *e, struct task *t)
 	}
 	if (e->last == t)
 		e->last = NULL;
+	if (t->sfd >= 0)
+		close(t->sfd);
 	proc_put(t->proc);
 	free(t->stack);
 	free(t);
@@ -400,6 +403,7 @@ static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 	int event = st >> 16;
 	unsigned long msg = 0;
 
+	shadow_stop(e, t, ts);
 	if (!t->seen_stop && (event == PTRACE_EVENT_STOP || (sig == SIGSTOP && !event))) {
 		/* its initial stop: hold it until its creator's event says what it is */
 		t->seen_stop = true;
@@ -549,6 +553,75 @@ static void release_all(void)
 	}
 	if (e->tasks && e->tasks->proc->is_attached)
 		detach_all(e, now_ns());
+}
+
+/* ---- calibration ---------------------------------------------------------------- */
+
+/* Measure what one stop costs a traced thread, on this machine and CPU placement: a
+ * child runs int3 in a loop and each stop is handled like a breakpoint (GETREGS, a rip
+ * write, the clock reads). The wall time per round trip less calltrace's own handling
+ * time is the kernel's part (ck); the CPU time the child is charged per stop is cu.
+ * Both are subtracted per stop inside each call (shadow.c), the handling time itself
+ * being measured at every real stop. */
+static void calibrate(struct engine *e)
+{
+	enum { N = 2000 };
+	uint64_t t0, t1, h = 0, c0 = 0, c1 = 0;
+	struct task fake = { .sfd = -1 };
+	struct proc fp = { 0 };
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		for (int i = 0; i < N + 1; i++)
+			__asm__ volatile("int3" ::: "memory");
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		goto out;
+	ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_EXITKILL);
+	fake.tid = pid;
+	fp.pid = pid;
+	fake.proc = &fp;
+	cont(pid, 0);
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		goto out;
+	cont(pid, 0);
+	t0 = now_ns();
+	for (int i = 0; i < N; i++) {
+		struct user_regs_struct regs;
+		uint64_t hs;
+
+		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+			goto out;
+		hs = now_ns();
+		ptrace(PTRACE_GETREGS, pid, 0, &regs);
+		ptrace(PTRACE_POKEUSER, pid, RIP_OFFSET, regs.rip);
+		if (e->need_cpu) {
+			uint64_t c = shadow_read_cpu(&fake);
+
+			if (i == 0)
+				c0 = c;
+			c1 = c;
+		}
+		cont(pid, 0);
+		h += now_ns() - hs;
+	}
+	t1 = now_ns();
+	e->st->handler_ns = h / N;
+	e->st->stop_wall_ns = (t1 - t0) / N;
+	e->ck_ns = e->st->stop_wall_ns > e->st->handler_ns ? e->st->stop_wall_ns - e->st->handler_ns : 0;
+	e->cu_ns = c1 > c0 ? (c1 - c0) / (N - 1) : 0;
+	e->st->stop_cpu_ns = e->cu_ns;
+out:
+	if (fake.sfd >= 0)
+		close(fake.sfd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
 }
 
 /* ---- spawn and attach -------------------------------------------------------- */
@@ -755,13 +828,21 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		it.it_value.tv_usec = (suseconds_t)((eo->duration - (double)(time_t)eo->duration) * 1e6);
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
-	if (eo->pid) {
+	e.clock_cpu = eo->clock_cpu;
+	e.suspend = !eo->clock_cpu && !eo->no_suspend && !eo->count;
+	e.need_cpu = e.clock_cpu || e.suspend;
+	e.compensate = !eo->no_compensate && !eo->count;
+	p->clock = e.clock_cpu ? "cpu" : "wall";
+	if (e.suspend)
+		e.suspend_id = profile_add_func(p, "suspend", "", NULL, 0, 0, 0);
+	if (!eo->pid && eo->pin)
+		pin_to_one_cpu();
+	if (e.compensate || e.suspend)
+		calibrate(&e);
+	if (eo->pid)
 		rc = attach(&e);
-	} else {
-		if (eo->pin)
-			pin_to_one_cpu();
+	else
 		rc = spawn(&e);
-	}
 	if (rc < 0) {
 		the_engine = NULL;
 		util_set_release_hook(NULL);
@@ -822,6 +903,12 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 			t = task_new(&e, tid, proc_new(tid));
 		}
 		handle_stop(&e, t, st, ts);
+		/* calltrace's own handling time at this stop, for the time compensation
+		 * (shadow.c: stop_cost) */
+		if ((t = task_find(&e, tid)) != NULL) {
+			t->last_h = now_ns() - ts;
+			t->hsum += t->last_h;
+		}
 	}
 	if (eo->duration > 0) {
 		struct itimerval off = { 0 };

@@ -82,6 +82,8 @@ struct proc {
 
 struct frame {
 	uint64_t slot;            /* %rsp at entry: where the return address is */
+	uint64_t stops_entry;     /* the thread's stop count at its entry stop */
+	uint64_t hsum_entry;      /* the thread's handler time before its entry stop */
 	uint64_t entry_ts;
 	uint64_t child_ns;
 	struct ct_node *node;     /* NULL when not recorded */
@@ -106,6 +108,12 @@ struct task {
 	struct { uint64_t lo, hi; } regions[NR_REGIONS];
 	int nr_regions;
 	int home;                 /* region of its own stack, -1 until known */
+	/* time: see shadow_stop() */
+	uint64_t stops;           /* stops of this thread so far */
+	uint64_t hsum;            /* calltrace's handling time at its stops, ns */
+	uint64_t now;             /* the clock at the current stop (wall or cpu) */
+	uint64_t last_wall, last_cpu, last_h;
+	int sfd;                  /* /proc/PID/task/TID/schedstat, -1 if not open */
 	struct task *next;
 };
 
@@ -131,6 +139,14 @@ struct engine {
 	int status;
 	bool have_status;
 	struct sym_module *first_image;   /* validated before the run, used at first exec */
+	/* time */
+	bool clock_cpu;           /* frames timed in thread CPU time */
+	bool need_cpu;            /* read CPU time at each stop (cpu clock, or suspend) */
+	bool suspend;             /* off-CPU time as 'suspend' (wall clock) */
+	bool compensate;          /* subtract the cost of stops from times */
+	uint64_t ck_ns;           /* per stop: wall time outside calltrace's handler */
+	uint64_t cu_ns;           /* per stop: CPU time charged to the thread */
+	ct_func_id suspend_id;
 };
 
 /* aspace.c */
@@ -158,6 +174,11 @@ uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len);
 int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
 
 /* shadow.c */
+/* Every stop of a traced thread, first: count it, read its clock, and charge the
+ * off-CPU time since its previous stop to 'suspend'. */
+void shadow_stop(struct engine *e, struct task *t, uint64_t wall);
+/* The thread's CPU time so far (ns), from /proc/PID/task/TID/schedstat. */
+uint64_t shadow_read_cpu(struct task *t);
 void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
 		  uint64_t ts);
 void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts);

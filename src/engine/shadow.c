@@ -22,10 +22,12 @@
  * function matches -f, or the thread records everything (created while recording).
  * Count mode keeps frames for root functions only, to know when recording is on, and
  * counts caller -> callee pairs from the return address. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calltrace/sym.h"
 #include "calltrace/util.h"
@@ -115,16 +117,78 @@ static int region_of(struct task *t, uint64_t addr)
 
 /* ---- frames ------------------------------------------------------------------ */
 
+/* What the stops inside a frame cost the thread: the kernel's part of each stop
+ * (calibrated), plus calltrace's own handling time, measured at every stop. The entry
+ * stop's handling and the exit stop's trap lie inside the frame; the k stops between
+ * lie wholly inside: (k + 1) kernel parts, and the handling of the entry and the k. */
+static uint64_t stop_cost(const struct engine *e, const struct task *t, const struct frame *f)
+{
+	uint64_t k1 = t->stops - f->stops_entry;       /* k + 1 */
+
+	if (!e->compensate || !k1)
+		return 0;
+	if (e->clock_cpu)
+		return k1 * e->cu_ns;
+	return k1 * e->ck_ns + (t->hsum - f->hsum_entry);
+}
+
 static void frame_close(struct engine *e, struct task *t, uint64_t ts)
 {
 	struct frame *f = &t->stack[--t->depth];
-	uint64_t dur = ts > f->entry_ts ? ts - f->entry_ts : 0;
+	uint64_t now = e->clock_cpu ? t->now : ts;
+	uint64_t raw = now > f->entry_ts ? now - f->entry_ts : 0;
+	uint64_t cost = stop_cost(e, t, f);
+	uint64_t dur = raw > cost ? raw - cost : 0;
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
 
 	if (f->node)
-		ctree_leave(e->p, t->ct, f->node, dur, own, ts);
+		ctree_leave(e->p, t->ct, f->node, dur, own, now);
 	if (t->depth)
 		t->stack[t->depth - 1].child_ns += dur;
+}
+
+uint64_t shadow_read_cpu(struct task *t)
+{
+	char buf[96];
+	ssize_t n;
+
+	if (t->sfd < 0) {
+		snprintf(buf, sizeof(buf), "/proc/%d/task/%d/schedstat", t->proc->pid, t->tid);
+		t->sfd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (t->sfd < 0)
+			return t->last_cpu;
+	}
+	n = pread(t->sfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return t->last_cpu;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);    /* first field: time on CPU, ns */
+}
+
+void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
+{
+	uint64_t cpu = e->need_cpu ? shadow_read_cpu(t) : 0;
+
+	t->stops++;
+	t->now = e->clock_cpu ? cpu : wall;
+	if (e->suspend && t->last_wall && t->depth && t->stack[t->depth - 1].node &&
+	    cpu >= t->last_cpu) {
+		/* off CPU since the previous stop, less what that stop itself cost */
+		uint64_t dw = wall - t->last_wall, du = cpu - t->last_cpu;
+		uint64_t traced = t->last_h + (e->ck_ns > e->cu_ns ? e->ck_ns - e->cu_ns : 0);
+		uint64_t off = dw > du + traced ? dw - du - traced : 0;
+
+		/* below this it is the noise of the stops themselves, not a wait */
+		if (off > 5000 + 2 * e->ck_ns) {
+			struct frame *top = &t->stack[t->depth - 1];
+			struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id, wall);
+
+			ctree_leave(e->p, t->ct, n, off, 0, wall);
+			top->child_ns += off;
+		}
+	}
+	t->last_wall = wall;
+	t->last_cpu = cpu;
 }
 
 /* Close the frames the stack has unwound past: slot < rsp, or slot <= rsp when
@@ -150,7 +214,8 @@ static void unwind_to(struct engine *e, struct task *t, uint64_t rsp, bool inclu
 	}
 }
 
-static struct frame *frame_push(struct task *t, uint64_t rsp, uint64_t ts)
+static struct frame *frame_push(const struct engine *e, struct task *t, uint64_t rsp,
+				uint64_t ts)
 {
 	struct frame *f;
 	int r = region_of(t, rsp);
@@ -160,7 +225,9 @@ static struct frame *frame_push(struct task *t, uint64_t rsp, uint64_t ts)
 	xgrow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
 	f = &t->stack[t->depth++];
 	f->slot = rsp;
-	f->entry_ts = ts;
+	f->stops_entry = t->stops;
+	f->hsum_entry = t->hsum;
+	f->entry_ts = e->clock_cpu ? t->now : ts;
 	f->child_ns = 0;
 	f->node = NULL;
 	f->region = (int8_t)r;
@@ -183,7 +250,7 @@ static void entry_count(struct engine *e, struct task *t, const struct bp *b, ui
 	ct_func_id caller = CT_FUNC_UNDEFINED;
 
 	if (m->is_root[b->func])
-		frame_push(t, rsp, ts);
+		frame_push(e, t, rsp, ts);
 	if (!t->no_record && (t->depth || t->record_all)) {
 		const struct module *cm;
 		const struct sym_func *f = NULL;
@@ -217,7 +284,7 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 			else if (m->is_root[b->func] || t->record_all)
 				parent = &task_thread(e, t)->root;
 		}
-		f = frame_push(t, rsp, ts);
+		f = frame_push(e, t, rsp, ts);
 		if (parent) {
 			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], ts);
 			e->st->recorded++;

@@ -347,7 +347,9 @@ static const char svg_script[] =
 	"\t\tg.addEventListener(\"mouseover\", function () {\n"
 	"\t\t\tel(\"details\").textContent = this.ctf.tip.replace(\"\\n\", \" - \");\n"
 	"\t\t});\n"
-	"\t\tg.addEventListener(\"mouseout\", function () { el(\"details\").textContent = \" \"; });\n"
+	"\t\tg.addEventListener(\"mouseout\", function () {\n"
+	"\t\t\tel(\"details\").textContent = \" \";\n"
+	"\t\t});\n"
 	"\t}\n"
 	"\tel(\"reset\").addEventListener(\"click\", function () { if (all) zoom(all); });\n"
 	"\tel(\"search\").addEventListener(\"click\", search);\n"
@@ -417,7 +419,8 @@ static const char svg_script[] =
 	"\t\tsum += iv[j][1] - Math.max(iv[j][0], end);\n"
 	"\t\tend = iv[j][1];\n"
 	"\t}\n"
-	"\tel(\"matched\").textContent = re ? \"Matched: \" + (100 * sum / W).toFixed(2) + \"%\" : \" \";\n"
+	"\tel(\"matched\").textContent =\n"
+	"\t\tre ? \"Matched: \" + (100 * sum / W).toFixed(2) + \"%\" : \" \";\n"
 	"}\n"
 	"init();\n";
 
