@@ -9,6 +9,11 @@
  * acc, % of the total), a <rect> and a <text> label. Widths are proportional to the
  * node's ACC (entry to return of every call on that path); a recursive node's time is
  * also inside its parent's, which is what makes children nest inside their parents.
+ * One exception keeps the picture nested: a node is never narrower than its children
+ * together (a call that never returned, such as main calling exit(), can have less
+ * ACC than its callees), so its width is max(ACC, sum of the children's widths); its
+ * tooltip still gives the recorded ACC. Thread frames are as wide as their root
+ * calls together, "all" as all threads.
  * Siblings are drawn left to right by name (then function id), as flame graphs do.
  * The thread frames are <g class="thread"> and the bottom one <g class="all">, so
  * counting <g class="frame"> gives the number of drawn call paths.
@@ -51,6 +56,15 @@
 #define SVG_ELIDE_NODES 10000   /* elide narrow frames only above this many nodes */
 #define SVG_ELIDE_PX 0.1
 
+/* A node as drawn: sorted children are consecutive entries. */
+struct dnode {
+	const struct ct_node *n;
+	const char *name;       /* cleaned, borrowed from svg.names */
+	size_t first, nr_kids;  /* its children in svg.d */
+	size_t size;            /* nodes in its subtree, itself included */
+	uint64_t width;         /* ns: max(acc_ns, sum of the children's widths) */
+};
+
 struct svg {
 	const struct profile *p;
 	FILE *out;
@@ -60,6 +74,8 @@ struct svg {
 	bool elide;
 	size_t nr_elided;
 	char **names;           /* cleaned (unescaped) name per function id, on first use */
+	struct dnode *d;        /* the laid out nodes (layout_kids()) */
+	size_t nr_d, cap_d;
 	struct erl_buf tmp;
 };
 
@@ -223,7 +239,7 @@ static void put_frame(struct svg *c, const char *cls, const char *name, const ch
 	fputs("</text></g>\n", c->out);
 }
 
-/* A child while drawing: its cleaned name and node. */
+/* A child while sorting: its cleaned name and node. */
 struct kid {
 	const char *name;
 	const struct ct_node *n;
@@ -241,74 +257,86 @@ static int kid_cmp(const void *va, const void *vb)
 	return 0;
 }
 
-static size_t subtree_size(const struct ct_node *n)
+static uint64_t add_sat(uint64_t a, uint64_t b)
 {
-	size_t nr = 1;
-
-	for (const struct ct_node *k = n->first_child; k; k = k->next_sibling)
-		nr += subtree_size(k);
-	return nr;
+	return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* Number of nodes below @n that are not drawn (narrower than SVG_ELIDE_PX). */
-static size_t count_elided(const struct svg *c, const struct ct_node *n)
-{
-	size_t nr = 0;
-
-	for (const struct ct_node *k = n->first_child; k; k = k->next_sibling) {
-		if ((double)k->acc_ns * c->scale < SVG_ELIDE_PX)
-			nr += subtree_size(k);
-		else
-			nr += count_elided(c, k);
-	}
-	return nr;
-}
-
-/* Draw the children of @n from @x on, at @level (@n's level + 1). */
-static void draw_children(struct svg *c, const struct ct_node *n, double x, int level)
+/* Lay out the children of @n (at @depth, 1 for root calls) as consecutive entries of
+ * c->d, sorted, each followed later by its own children. Returns the index of the
+ * first; *@nr their number, *@width the sum of their widths, *@size the number of
+ * nodes below @n. Recursive over depth, like ctree_walk(). */
+static size_t layout_kids(struct svg *c, const struct ct_node *n, int depth, size_t *nr,
+			  uint64_t *width, size_t *size)
 {
 	struct kid *kids = NULL;
-	size_t nr = 0, cap = 0;
+	size_t cap = 0, base;
 
+	*nr = *size = 0;
+	*width = 0;
 	for (const struct ct_node *k = n->first_child; k; k = k->next_sibling) {
-		xgrow(&kids, &cap, nr + 1, sizeof(*kids));
-		kids[nr].name = func_name(c, k->func);
-		kids[nr++].n = k;
+		xgrow(&kids, &cap, *nr + 1, sizeof(*kids));
+		kids[*nr].name = func_name(c, k->func);
+		kids[(*nr)++].n = k;
 	}
-	if (nr)
-		qsort(kids, nr, sizeof(*kids), kid_cmp);
-	for (size_t i = 0; i < nr; i++) {
-		const struct ct_node *k = kids[i].n;
-		double w = (double)k->acc_ns * c->scale;
+	if (!*nr)
+		return 0;
+	if (depth > c->max_depth)
+		c->max_depth = depth;
+	qsort(kids, *nr, sizeof(*kids), kid_cmp);
+	xgrow(&c->d, &c->cap_d, c->nr_d + *nr, sizeof(*c->d));
+	base = c->nr_d;
+	c->nr_d += *nr;
+	for (size_t i = 0; i < *nr; i++) {
+		size_t first, nr_kids, sub;
+		uint64_t kw;
+
+		first = layout_kids(c, kids[i].n, depth + 1, &nr_kids, &kw, &sub);
+		c->d[base + i] = (struct dnode){
+			.n = kids[i].n, .name = kids[i].name, .first = first,
+			.nr_kids = nr_kids, .size = sub + 1,
+			.width = kids[i].n->acc_ns > kw ? kids[i].n->acc_ns : kw,
+		};
+		*width = add_sat(*width, c->d[base + i].width);
+		*size += sub + 1;
+	}
+	free(kids);
+	return base;
+}
+
+/* Number of laid out nodes in [@first, @first + @nr) and below that are not drawn. */
+static size_t count_elided(const struct svg *c, size_t first, size_t nr)
+{
+	size_t sum = 0;
+
+	for (size_t i = first; i < first + nr; i++) {
+		const struct dnode *d = &c->d[i];
+
+		if ((double)d->width * c->scale < SVG_ELIDE_PX)
+			sum += d->size;
+		else
+			sum += count_elided(c, d->first, d->nr_kids);
+	}
+	return sum;
+}
+
+/* Draw the laid out nodes [@first, @first + @nr) from @x on, at @level. */
+static void draw(struct svg *c, size_t first, size_t nr, double x, int level)
+{
+	for (size_t i = first; i < first + nr; i++) {
+		const struct dnode *d = &c->d[i];
+		double w = (double)d->width * c->scale;
 
 		if (!c->elide || w >= SVG_ELIDE_PX) {
-			const char *module = k->func < c->p->nr_funcs ?
-					     c->p->funcs[k->func].module : "";
+			const char *module = d->n->func < c->p->nr_funcs ?
+					     c->p->funcs[d->n->func].module : "";
 
-			put_frame(c, "frame", kids[i].name, module, k, k->acc_ns, x, w, level,
+			put_frame(c, "frame", d->name, module, d->n, d->n->acc_ns, x, w, level,
 				  NULL);
-			draw_children(c, k, x, level + 1);
+			draw(c, d->first, d->nr_kids, x, level + 1);
 		}
 		x += w;
 	}
-	free(kids);
-}
-
-static void max_depth(const struct ct_node *n, int depth, int *max)
-{
-	if (depth > *max)
-		*max = depth;
-	for (const struct ct_node *k = n->first_child; k; k = k->next_sibling)
-		max_depth(k, depth + 1, max);
-}
-
-static uint64_t thread_total(const struct ct_thread *t)
-{
-	uint64_t sum = 0;
-
-	for (const struct ct_node *k = t->root.first_child; k; k = k->next_sibling)
-		sum += k->acc_ns;
-	return sum;
 }
 
 static int thread_cmp(const void *va, const void *vb)
@@ -477,6 +505,10 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 {
 	struct svg c = { .p = p, .out = out };
 	const struct ct_thread **v = xcalloc(p->nr_threads + 1, sizeof(*v));
+	struct {
+		size_t first, nr;
+		uint64_t width;
+	} *tl;
 	const char *note = NULL;
 	int height;
 	double x = SVG_PAD;
@@ -488,9 +520,12 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 	memcpy(v, p->threads, p->nr_threads * sizeof(*v));
 	if (p->nr_threads)
 		qsort(v, p->nr_threads, sizeof(*v), thread_cmp);
+	tl = xcalloc(p->nr_threads + 1, sizeof(*tl));
 	for (size_t i = 0; i < p->nr_threads; i++) {
-		c.total += thread_total(v[i]);
-		max_depth(&v[i]->root, 0, &c.max_depth);
+		size_t size;
+
+		tl[i].first = layout_kids(&c, &v[i]->root, 1, &tl[i].nr, &tl[i].width, &size);
+		c.total = add_sat(c.total, tl[i].width);
 	}
 	if (p->mode == CT_MODE_COUNT)
 		note = "count mode records no call paths or times: nothing to draw "
@@ -505,14 +540,14 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 
 	if (c.elide && !note)
 		for (size_t i = 0; i < p->nr_threads; i++)
-			c.nr_elided += count_elided(&c, &v[i]->root);
+			c.nr_elided += count_elided(&c, tl[i].first, tl[i].nr);
 	put_header(&c, height, note);
 	if (!note) {
 		put_frame(&c, "all", "all", NULL, NULL, c.total, x, SVG_WIDTH - 2 * SVG_PAD, 0,
 			  "rgb(190,190,190)");
 		for (size_t i = 0; i < p->nr_threads; i++) {
 			const struct ct_thread *t = v[i];
-			uint64_t acc = thread_total(t);
+			uint64_t acc = tl[i].width;
 			double w = (double)acc * c.scale;
 			char *label;
 
@@ -523,7 +558,7 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 			put_frame(&c, "thread", label, NULL, NULL, acc, x, w, 1,
 				  "rgb(215,215,215)");
 			free(label);
-			draw_children(&c, &t->root, x, 2);
+			draw(&c, tl[i].first, tl[i].nr, x, 2);
 			x += w;
 		}
 	}
@@ -535,6 +570,8 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 	for (size_t i = 0; i <= p->nr_funcs; i++)
 		free(c.names[i]);
 	free(c.names);
+	free(c.d);
+	free(tl);
 	free(v);
 	erl_buf_fini(&c.tmp);
 
