@@ -144,14 +144,15 @@ int main(int argc, char **argv)
 		buf[n] = 0;
 		path = xstrdup(buf);
 		if ((rc = target_load(path, &image)) != 0 ||
-		    (o.patterns_given &&
+		    (o.patterns_given && !o.nr_libs &&
 		     (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0)) {
 			status = rc == EXIT_NOEXEC || rc == EXIT_NOTFOUND ? EXIT_TRACER : rc;
 			goto out;
 		}
 	} else if ((rc = target_resolve(o.argv[0], &path)) != 0 ||
 	    (rc = target_load(path, &image)) != 0 ||
-	    (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0) {
+	    /* with --lib, a root may be a library's function: known only when it loads */
+	    (!o.nr_libs && (rc = target_check_patterns(image, o.patterns, o.nr_patterns)) != 0)) {
 		status = rc;
 		goto out;
 	}

@@ -491,6 +491,47 @@ static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 		b->nr_orig = 0;
 }
 
+/* The condition code of a jmp (CC_ALWAYS) or jcc ending at its displacement, or -1. */
+static int jump_cc(const uint8_t *code, uint8_t len)
+{
+	if (len >= 5 && code[len - 5] == 0xe9)
+		return CC_ALWAYS;
+	if (len >= 6 && code[len - 6] == 0x0f && (code[len - 5] & 0xf0) == 0x80)
+		return code[len - 5] & 0xf;
+	if (len >= 2 && code[len - 2] == 0xeb)
+		return CC_ALWAYS;
+	if (len >= 2 && (code[len - 2] & 0xf0) == 0x70)
+		return code[len - 2] & 0xf;
+	return -1;
+}
+
+/* A direct jump to a traced function's entry: an int3 on the jump itself, so the
+ * callee's entry is seen as a tail call (chained to the function that jumped) rather
+ * than as a call at a stale frame's depth. The jump is emulated at the stop. */
+static void plant_tail(struct plant_ctx *c, const struct insn_exit *x)
+{
+	const uint8_t *code;
+	size_t avail;
+	struct bp *b;
+	int cc;
+
+	if (bp_find(c->as, x->addr))
+		return;
+	code = code_at(c, x->addr, &avail);
+	if (!code || avail < x->len || (cc = jump_cc(code, x->len)) < 0)
+		return;
+	b = bp_add(c->as, x->addr);
+	if (!b)
+		return;
+	b->kind = BP_TAIL;
+	b->mod = c->mod;
+	b->cc = (uint8_t)cc;
+	b->len = x->len;
+	b->target = x->target;
+	b->nr_orig = 1;
+	b->patch[0] = 0xcc;
+}
+
 static void plant_exit(const struct insn_exit *x, void *arg)
 {
 	struct plant_ctx *c = arg;
@@ -509,14 +550,19 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 	switch (x->kind) {
 	case EXIT_RET:
 		break;
-	case EXIT_JMP_OUT:
-		/* A tail call into a traced function is seen at its entry; a jump into
-		 * another function's body (a .cold part) is not a call. */
-		if (any_func(c->as, x->target, &tm) ||
-		    (x->target >= c->mod->lo && x->target < c->mod->hi &&
-		     func_containing(c->mod, x->target)))
+	case EXIT_JMP_OUT: {
+		const struct sym_func *tf = any_func(c->as, x->target, &tm);
+
+		if (!tf && x->target >= c->mod->lo && x->target < c->mod->hi)
+			tf = func_containing(c->mod, x->target);
+		if (tf && !tf->is_cold && x->target == tf->addr + (tm ? tm->bias : c->mod->bias)) {
+			plant_tail(c, x);      /* a tail call into a traced function */
 			return;
+		}
+		if (tf)
+			return;     /* into another function's body (a .cold part): no call */
 		break;
+	}
 	default:
 		/* Indirect jumps are mostly switch tables: a stop on each would be a stop on
 		 * the common path. A tail call through a pointer ends at the next stop. */
@@ -582,7 +628,12 @@ static void plan_entries(struct plant_ctx *c)
 			const struct module *tm;
 			const struct sym_func *tf = any_func(c->as, plan.insn.target, &tm);
 
-			b->exits = !tf || (tm == m && tf == f) ? !tf : false;
+			if (!tf)
+				b->exits = true;      /* jumps to untraced code: ends here */
+			else if (!tf->is_cold && plan.insn.target == tf->addr + tm->bias) {
+				b->tail = true;       /* a thunk: tail call into a traced entry */
+				b->target = plan.insn.target;
+			}
 		}
 	}
 }

@@ -269,6 +269,42 @@ static void on_exec(struct engine *e, struct task *t, uint64_t ts)
 
 /* ---- breakpoint stops ------------------------------------------------------------ */
 
+/* Does condition code @cc hold for @flags (jcc semantics)? */
+static bool cc_holds(uint8_t cc, uint64_t flags)
+{
+	bool cf = flags & 0x1, pf = flags & 0x4, zf = flags & 0x40, sf = flags & 0x80,
+	     of = flags & 0x800;
+	bool r;
+
+	switch (cc >> 1) {
+	case 0: r = of; break;
+	case 1: r = cf; break;
+	case 2: r = zf; break;
+	case 3: r = cf || zf; break;
+	case 4: r = sf; break;
+	case 5: r = pf; break;
+	case 6: r = sf != of; break;
+	default: r = zf || sf != of; break;
+	}
+	return (cc & 1) ? !r : r;
+}
+
+/* A tail jump to the traced entry @target taken at @rsp: the callee's entry, in this
+ * same stop. Returns the rip to continue at. */
+static uint64_t tail_into(struct engine *e, struct task *t, uint64_t target, uint64_t rsp,
+			  uint64_t ts)
+{
+	const struct bp *tb = bp_find(t->proc->as, target);
+
+	if (!tb || tb->kind != BP_ENTRY || !tb->nr_orig)
+		return target;        /* not (or no longer) traced: a plain jump */
+	shadow_entry(e, t, tb, rsp, ts, true);
+	/* past its int3: its XOL slot, emulation target, or the nop after a rewrite */
+	if (tb->tail)
+		return tail_into(e, t, tb->target, rsp, ts);
+	return tb->resume ? tb->resume : target + 1;
+}
+
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
 static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 {
@@ -291,8 +327,22 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	switch (b->kind) {
 	case BP_ENTRY:
 		e->st->stops++;
-		shadow_entry(e, t, b, regs.rsp, ts);
+		shadow_entry(e, t, b, regs.rsp, ts, false);
+		if (b->tail) {
+			ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
+			       tail_into(e, t, b->target, regs.rsp, ts));
+			return true;
+		}
 		break;
+	case BP_TAIL: {
+		uint64_t rip = b->addr + b->len;
+
+		e->st->stops++;
+		if (b->cc == CC_ALWAYS || cc_holds(b->cc, regs.eflags))
+			rip = tail_into(e, t, b->target, regs.rsp, ts);
+		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, rip);
+		return true;
+	}
 	case BP_EXIT:
 		e->st->stops++;
 		shadow_exit(e, t, regs.rsp, ts);
@@ -559,21 +609,32 @@ static void release_all(void)
 
 /* Measure what one stop costs a traced thread, on this machine and CPU placement: a
  * child runs int3 in a loop and each stop is handled like a breakpoint (GETREGS, a rip
- * write, the clock reads). The wall time per round trip less calltrace's own handling
- * time is the kernel's part (ck); the CPU time the child is charged per stop is cu.
- * Both are subtracted per stop inside each call (shadow.c), the handling time itself
- * being measured at every real stop. */
+ * write, the clock reads). Per stop, the time from our PTRACE_CONT to the next
+ * waitpid return is the kernel's part (ck: trap, two context switches), and the CPU
+ * time the child is charged is cu. calltrace's own handling time is not calibrated:
+ * it is measured at every real stop. A low percentile is taken, not the mean: a stop
+ * never costs less, so subtracting it never makes a time smaller than it was, even
+ * when the machine is busy during the run or the calibration. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void calibrate(struct engine *e)
 {
 	enum { N = 2000 };
-	uint64_t t0, t1, h = 0, c0 = 0, c1 = 0;
+	uint64_t *kern = xcalloc(N, sizeof(*kern)), *cpu = xcalloc(N, sizeof(*cpu));
+	uint64_t after_cont = 0, h = 0, last_cpu = 0;
 	struct task fake = { .sfd = -1 };
 	struct proc fp = { 0 };
+	size_t nk = 0, nc = 0;
 	int st;
 	pid_t pid = fork();
 
 	if (pid < 0)
-		return;
+		goto out;
 	if (pid == 0) {
 		ptrace(PTRACE_TRACEME, 0, 0, 0);
 		raise(SIGSTOP);
@@ -588,10 +649,6 @@ static void calibrate(struct engine *e)
 	fp.pid = pid;
 	fake.proc = &fp;
 	cont(pid, 0);
-	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
-		goto out;
-	cont(pid, 0);
-	t0 = now_ns();
 	for (int i = 0; i < N; i++) {
 		struct user_regs_struct regs;
 		uint64_t hs;
@@ -599,29 +656,37 @@ static void calibrate(struct engine *e)
 		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
 			goto out;
 		hs = now_ns();
+		if (after_cont)
+			kern[nk++] = hs - after_cont;
 		ptrace(PTRACE_GETREGS, pid, 0, &regs);
 		ptrace(PTRACE_POKEUSER, pid, RIP_OFFSET, regs.rip);
 		if (e->need_cpu) {
 			uint64_t c = shadow_read_cpu(&fake);
 
-			if (i == 0)
-				c0 = c;
-			c1 = c;
+			if (last_cpu && c >= last_cpu)
+				cpu[nc++] = c - last_cpu;
+			last_cpu = c;
 		}
+		after_cont = now_ns();
 		cont(pid, 0);
-		h += now_ns() - hs;
+		h += after_cont - hs;
 	}
-	t1 = now_ns();
+	qsort(kern, nk, sizeof(*kern), cmp_u64);
+	qsort(cpu, nc, sizeof(*cpu), cmp_u64);
+	e->ck_ns = nk ? kern[nk / 20] : 0;                    /* 5th percentile */
+	e->cu_ns = nc ? cpu[nc / 20] : 0;
 	e->st->handler_ns = h / N;
-	e->st->stop_wall_ns = (t1 - t0) / N;
-	e->ck_ns = e->st->stop_wall_ns > e->st->handler_ns ? e->st->stop_wall_ns - e->st->handler_ns : 0;
-	e->cu_ns = c1 > c0 ? (c1 - c0) / (N - 1) : 0;
+	e->st->stop_wall_ns = e->ck_ns + e->st->handler_ns;
 	e->st->stop_cpu_ns = e->cu_ns;
 out:
+	free(kern);
+	free(cpu);
 	if (fake.sfd >= 0)
 		close(fake.sfd);
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
 }
 
 /* ---- spawn and attach -------------------------------------------------------- */

@@ -42,6 +42,8 @@ enum bp_kind {
 	BP_PATCH,      /* a jump back to its own entry: resumed past the entry (a loop);
 	                  with resume == 0, a rewritten displacement that never traps */
 	BP_RTLD,       /* the dynamic linker's _dl_debug_state */
+	BP_TAIL,       /* a jmp/jcc to a traced function's entry: a tail call, handled
+	                  as that function's entry in the same stop */
 };
 
 struct bp {
@@ -52,10 +54,17 @@ struct bp {
 	uint8_t kind;
 	bool exits;               /* BP_ENTRY whose first instruction also leaves;
 	                             BP_RTLD: the instruction is a ret, emulate it */
+	bool tail;                /* BP_ENTRY whose first instruction is a jmp to a traced
+	                             entry (target): a tail call at the same stop */
+	uint8_t cc;               /* BP_TAIL: condition code of a jcc, CC_ALWAYS for jmp */
+	uint8_t len;              /* BP_TAIL: instruction length (not taken: rip += len) */
+	uint64_t target;          /* BP_TAIL, tail entries: the traced entry jumped to */
 	uint8_t nr_orig;          /* bytes replaced; 0: not written */
 	uint8_t orig[16];
 	uint8_t patch[16];
 };
+
+#define CC_ALWAYS 0xff
 
 /* The code of one process image: breakpoints and modules. Shared by threads and by a
  * vfork child until it execs. */
@@ -179,8 +188,11 @@ int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
 void shadow_stop(struct engine *e, struct task *t, uint64_t wall);
 /* The thread's CPU time so far (ns), from /proc/PID/task/TID/schedstat. */
 uint64_t shadow_read_cpu(struct task *t);
+/* An entry: @is_tail when reached by a tail jump seen at its jump (the frame at the
+ * same slot is the caller that jumped: chain to it), else a frame at the same slot is
+ * stale (its return went unseen) and ends. */
 void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
-		  uint64_t ts);
+		  uint64_t ts, bool is_tail);
 void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts);
 void shadow_close_all(struct engine *e, struct task *t, uint64_t ts);
 /* A followed fork: @c continues inside @parent's calls. */

@@ -5,11 +5,13 @@
  * is %rsp at entry: the address of the return address. calltrace never writes the
  * program's stack, so it learns that calls ended from the stack pointer alone. At
  * every stop of a thread the frames the stack has unwound past are closed first:
- *   - at an entry with %rsp = R: frames with slot < R are gone (longjmp, exceptions,
- *     a return we did not see); a frame with slot == R stays: the new call is a tail
- *     call from it (it jumped instead of returning), so the new frame is chained
- *     above it and both end together, and the callee is a child of the function that
- *     jumped, as in the source;
+ *   - at an entry with %rsp = R: frames with slot <= R are gone (longjmp, exceptions,
+ *     a return we did not see: a new call at the same depth as a live frame means
+ *     that frame ended), except at a tail call: a jump to a traced entry has its own
+ *     breakpoint (BP_TAIL), which handles the callee's entry at the same stop and
+ *     keeps the frame that jumped: the new frame is chained above it at the same slot,
+ *     both end together, and the callee is a child of the function that jumped, as in
+ *     the source;
  *   - at a ret or a leaving jump with %rsp = S: frames with slot <= S end now.
  * Stack pointers are compared only within one stack region (a mapping of the
  * process): a signal handler running on an alternate stack (sigaltstack) must not
@@ -267,13 +269,13 @@ static void entry_count(struct engine *e, struct task *t, const struct bp *b, ui
 }
 
 void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
-		  uint64_t ts)
+		  uint64_t ts, bool is_tail)
 {
 	const struct module *m = b->mod;
 	struct ct_node *parent = NULL;
 	struct frame *f;
 
-	unwind_to(e, t, rsp, false, ts);
+	unwind_to(e, t, rsp, !is_tail, ts);
 	e->st->calls++;
 	if (e->eo->count) {
 		entry_count(e, t, b, rsp, ts);
