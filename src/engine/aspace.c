@@ -319,6 +319,48 @@ uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len)
 	return ret;
 }
 
+int inject_syscall(struct proc *pr, pid_t tid, long nr, const uint64_t args[6], uint64_t *ret)
+{
+	struct user_regs_struct saved, r;
+	uint64_t gadget = 0;
+	int st, rc = -EIO;
+
+	for (size_t i = 0; pr->as && i < pr->as->nr_mods && !gadget; i++)
+		gadget = pr->as->mods[i]->gadget;
+	if (!gadget)
+		return -ENOENT;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
+		return -errno;
+	r = saved;
+	r.rip = gadget;
+	r.rax = (uint64_t)nr;
+	r.orig_rax = (uint64_t)-1;          /* no system-call restart on the way */
+	r.rdi = args[0];
+	r.rsi = args[1];
+	r.rdx = args[2];
+	r.r10 = args[3];
+	r.r8 = args[4];
+	r.r9 = args[5];
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0) {
+		while (waitpid(tid, &st, __WALL) == tid) {
+			if (!WIFSTOPPED(st))
+				return -ESRCH;
+			if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
+				break;
+			/* another signal meanwhile: keep it pending for later */
+			if (!(st >> 16))
+				syscall(SYS_tgkill, pr->pid, tid, WSTOPSIG(st));
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == gadget + 3) {
+			*ret = r.rax;
+			rc = r.rax > (uint64_t)-4096 ? (int)(int64_t)r.rax : 0;
+		}
+	}
+	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	return rc;
+}
+
 /* Map an XOL area of @len bytes within reach of [@lo, @hi): below first, then above. */
 static uint64_t map_xol_near(struct proc *pr, pid_t tid, uint64_t lo, uint64_t hi, size_t len)
 {
@@ -787,7 +829,10 @@ struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
 	if (m->xol_base) {
 		static const uint8_t ret = 0xc3;
 
+		static const uint8_t gadget[3] = { 0x0f, 0x05, 0xcc };
+
 		m->ret_slot = xol_alloc(&c, &ret, 1);
+		m->gadget = xol_alloc(&c, gadget, sizeof(gadget));
 	}
 	/* link first so that exits can tell tail calls into this module's entries */
 	link_module(pr->as, m);

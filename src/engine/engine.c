@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -267,6 +268,101 @@ static void on_exec(struct engine *e, struct task *t, uint64_t ts)
 	arm_startup(pr, t->tid);
 }
 
+/* ---- the program's own SIGTRAP handler ----------------------------------------------
+ *
+ * The kernel delivers an int3's SIGTRAP with force_sig(): if SIGTRAP is blocked (as it
+ * is inside a SIGTRAP handler, unless SA_NODEFER), it resets the handler to SIG_DFL and
+ * unblocks the signal, before calltrace even sees the stop. So one of our breakpoints
+ * hit inside the program's SIGTRAP handler would make its next SIGTRAP kill it. Before
+ * delivering the program's own SIGTRAP to a handler, calltrace saves the handler
+ * (rt_sigaction, run in the program), and while the handler runs, checks at each of
+ * its breakpoint stops whether the kernel reset it: if so, it puts the handler and the
+ * blocked mask back. Off the common path: only programs that catch SIGTRAP pay. */
+
+#define SIGTRAP_BIT (1ull << (SIGTRAP - 1))
+
+/* The SigCgt mask of @pid: the signals it catches. */
+static uint64_t caught_signals(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "SigCgt:", 7)) {
+			mask = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	}
+	fclose(f);
+	return mask;
+}
+
+/* rt_sigaction(SIGTRAP, @act, @old) run in thread @tid, with a scratch area below its
+ * stack's red zone. */
+static int trap_sigaction(struct proc *pr, pid_t tid, const uint64_t *act, uint64_t *old)
+{
+	struct user_regs_struct regs;
+	uint64_t scratch, args[6], ret;
+	int rc;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+		return -errno;
+	scratch = ((regs.rsp - 128 - 64) & ~(uint64_t)15);
+	if (act && (rc = mem_write(pr, scratch, act, 32)) < 0)
+		return rc;
+	args[0] = SIGTRAP;
+	args[1] = act ? scratch : 0;
+	args[2] = old ? scratch + 32 : 0;
+	args[3] = 8;
+	args[4] = args[5] = 0;
+	rc = inject_syscall(pr, tid, SYS_rt_sigaction, args, &ret);
+	if (rc == 0 && old)
+		rc = mem_read(pr, scratch + 32, old, 32);
+	return rc;
+}
+
+/* The program's own SIGTRAP, about to be delivered by PTRACE_CONT. */
+static void before_program_trap(struct task *t)
+{
+	struct proc *pr = t->proc;
+	siginfo_t si;
+
+	if (!(caught_signals(pr->pid) & SIGTRAP_BIT))
+		return;
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0)
+		return;
+	if (trap_sigaction(pr, t->tid, NULL, pr->trap_act) == 0)
+		pr->has_trap_act = true;
+	/* the injection stopped at a trap of its own: deliver the program's siginfo */
+	ptrace(PTRACE_SETSIGINFO, t->tid, 0, &si);
+	t->trap_guard = true;
+}
+
+/* One of our breakpoints was hit while the program's SIGTRAP handler may be running. */
+static void check_trap_handler(struct task *t)
+{
+	struct proc *pr = t->proc;
+	uint64_t mask = 0;
+
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0)
+		return;
+	if (caught_signals(pr->pid) & SIGTRAP_BIT) {
+		if (!(mask & SIGTRAP_BIT))
+			t->trap_guard = false;    /* the handler has returned */
+		return;
+	}
+	/* the kernel reset it at our int3: put the handler and the mask back */
+	if (pr->has_trap_act)
+		trap_sigaction(pr, t->tid, pr->trap_act, NULL);
+	mask |= SIGTRAP_BIT;
+	ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(mask), &mask);
+}
+
 /* ---- breakpoint stops ------------------------------------------------------------ */
 
 /* Does condition code @cc hold for @flags (jcc semantics)? */
@@ -324,6 +420,10 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	b = bp_find(pr->as, regs.rip - 1);
 	if (!b || !b->nr_orig)
 		return false;
+	if (t->trap_guard) {
+		check_trap_handler(t);
+		b = bp_find(pr->as, regs.rip - 1);
+	}
 	switch (b->kind) {
 	case BP_ENTRY:
 		e->st->stops++;
@@ -499,6 +599,8 @@ static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 	if (sig != SIGCHLD)
 		msg_debug("tid %d: delivering signal %d at rip %#lx", t->tid, sig,
 			  (unsigned long)ptrace(PTRACE_PEEKUSER, t->tid, RIP_OFFSET, 0));
+	if (sig == SIGTRAP)
+		before_program_trap(t);
 	cont(t->tid, sig);
 }
 

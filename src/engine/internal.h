@@ -30,6 +30,7 @@ struct module {
 	uint64_t xol_base;        /* its out-of-line page(s), 0 if none */
 	size_t xol_size;
 	uint64_t ret_slot;        /* a shared 'ret' in the XOL page */
+	uint64_t gadget;          /* 'syscall; int3' in the XOL page, for injected calls */
 	uint64_t l_map;           /* link_map entry address (libraries), 0 for the exe */
 	bool is_main;
 	bool mark;                /* rtld.c: still in the link map */
@@ -84,6 +85,9 @@ struct proc {
 	uint64_t startup_addr;    /* one-shot int3 at the first instruction after exec */
 	uint8_t startup_orig;
 	bool is_attached;         /* -p: detach, never kill */
+	uint64_t trap_act[4];     /* the program's SIGTRAP sigaction (kernel layout), saved
+	                             before its handler runs (see trap_guard) */
+	bool has_trap_act;
 	int refs;
 };
 
@@ -114,6 +118,8 @@ struct task {
 	bool record_all;          /* record from its first call on (threads created while
 	                             recording, attached threads) */
 	bool stopped;             /* detach: held in a stop */
+	bool trap_guard;          /* running the program's SIGTRAP handler: our int3s
+	                             there make the kernel reset it (engine.c) */
 	struct { uint64_t lo, hi; } regions[NR_REGIONS];
 	int nr_regions;
 	int home;                 /* region of its own stack, -1 until known */
@@ -179,6 +185,9 @@ int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n);
 int mem_write(struct proc *pr, uint64_t raddr, const void *laddr, size_t n);
 int open_mem(pid_t pid);
 uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len);
+/* Run system call @nr(@args) in thread @tid, stopped, through the XOL page's
+ * 'syscall; int3' gadget; its registers are put back. 0 and *@ret, or -errno. */
+int inject_syscall(struct proc *pr, pid_t tid, long nr, const uint64_t args[6], uint64_t *ret);
 /* Plant a BP_RTLD at @addr (resumed like an entry). 0 or -errno. */
 int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
 
