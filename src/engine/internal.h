@@ -128,7 +128,8 @@ struct task {
 	uint64_t hsum;            /* calltrace's handling time at its stops, ns */
 	uint64_t now;             /* the clock at the current stop (wall or cpu) */
 	uint64_t last_wall, last_cpu, last_h;
-	int sfd;                  /* /proc/PID/task/TID/schedstat, -1 if not open */
+	int sfd;                  /* its CPU clock: task-clock perf fd, or schedstat */
+	bool sfd_is_proc;         /* sfd is /proc/PID/task/TID/schedstat */
 	struct task *next;
 };
 
