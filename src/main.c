@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c - calltrace: parse options, check the inputs, trace, report. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ static int open_outputs(const struct opts *o, struct output *out)
 	return 0;
 }
 
-static int write_outputs(const struct opts *o, struct output *out, const struct profile *p)
+static int write_outputs_now(const struct opts *o, struct output *out, const struct profile *p)
 {
 	int rc = 0;
 
@@ -87,6 +88,40 @@ static int write_outputs(const struct opts *o, struct output *out, const struct 
 		free(out[i].path);
 	}
 	return rc;
+}
+
+struct write_job {
+	const struct opts *o;
+	struct output *out;
+	const struct profile *p;
+	int rc;
+};
+
+static void *write_job_run(void *arg)
+{
+	struct write_job *j = arg;
+
+	j->rc = write_outputs_now(j->o, j->out, j->p);
+	return NULL;
+}
+
+/* Writers walk call trees, some recursively (and json-c serialises recursively): a
+ * program that recursed a million deep gives a tree a million deep. Write on a thread
+ * whose stack is large enough for that (its pages are only touched as needed). */
+static int write_outputs(const struct opts *o, struct output *out, const struct profile *p)
+{
+	struct write_job j = { o, out, p, 0 };
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (pthread_attr_init(&attr) == 0 &&
+	    pthread_attr_setstacksize(&attr, (size_t)1 << 30) == 0 &&
+	    pthread_create(&th, &attr, write_job_run, &j) == 0) {
+		pthread_join(th, NULL);
+		pthread_attr_destroy(&attr);
+		return j.rc;
+	}
+	return write_outputs_now(o, out, p);
 }
 
 int main(int argc, char **argv)

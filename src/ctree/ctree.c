@@ -20,17 +20,34 @@ struct profile *profile_new(void)
 	return p;
 }
 
-static void free_children(struct ct_node *n)
+/* Free every node below @root, without recursion: a profile of a program that
+ * recursed a million deep has a tree a million deep. */
+static void free_children(struct ct_node *root)
 {
-	struct ct_node *c = n->first_child, *next;
+	struct ct_node *n = root->first_child;
 
-	/* iterative over siblings, recursive over depth (bounded by the tree's depth) */
-	while (c) {
-		next = c->next_sibling;
-		free_children(c);
-		free(c);
-		c = next;
+	while (n && n != root) {
+		struct ct_node *up;
+
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		/* a leaf: free it, then go on with its sibling or climb */
+		up = n->parent;
+		if (n->next_sibling) {
+			struct ct_node *next = n->next_sibling;
+
+			up->first_child = next;
+			free(n);
+			n = next;
+		} else {
+			up->first_child = NULL;
+			free(n);
+			n = up;
+		}
 	}
+	root->first_child = NULL;
 }
 
 void profile_free(struct profile *p)
@@ -239,17 +256,27 @@ void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint
 		t->last_ts = ts;
 }
 
-static void walk(const struct ct_node *n, int depth, ctree_visit_fn fn, void *arg)
-{
-	for (const struct ct_node *c = n->first_child; c; c = c->next_sibling) {
-		fn(c, depth, arg);
-		walk(c, depth + 1, fn, arg);
-	}
-}
-
+/* Pre-order, iterative (parent and sibling links), so any depth is fine. */
 void ctree_walk(const struct ct_thread *t, ctree_visit_fn fn, void *arg)
 {
-	walk(&t->root, 1, fn, arg);
+	const struct ct_node *root = &t->root, *n = root->first_child;
+	int depth = 1;
+
+	while (n) {
+		fn(n, depth, arg);
+		if (n->first_child) {
+			n = n->first_child;
+			depth++;
+			continue;
+		}
+		while (n != root && !n->next_sibling) {
+			n = n->parent;
+			depth--;
+		}
+		if (n == root)
+			break;
+		n = n->next_sibling;
+	}
 }
 
 static size_t edge_hash(ct_func_id caller, ct_func_id callee, size_t slots)

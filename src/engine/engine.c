@@ -623,6 +623,74 @@ static void leave_xol(struct task *t)
 	}
 }
 
+/* Is SIGTRAP pending for thread @tid (/proc/PID/task/TID/status SigPnd)? */
+static bool sigtrap_pending(pid_t pid, pid_t tid)
+{
+	char path[96], line[256];
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "SigPnd:", 7) || !strncmp(line, "ShdPnd:", 7))
+			pending |= (strtoull(line + 7, NULL, 16) & SIGTRAP_BIT) != 0;
+	}
+	fclose(f);
+	return pending;
+}
+
+/* A thread stopped by PTRACE_INTERRUPT right after it executed one of our int3s has
+ * its SIGTRAP still pending (the kernel reports the interrupt first): take that stop
+ * now and handle it, or the trap would reach the program after the detach. */
+static void finish_pending_trap(struct engine *e, struct task *t, uint64_t ts)
+{
+	struct user_regs_struct regs;
+	const struct bp *b;
+	int st;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return;
+	b = bp_find(t->proc->as, regs.rip - 1);
+	if (!b || !b->nr_orig || !sigtrap_pending(t->proc->pid, t->tid))
+		return;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return;
+	while (waitpid(t->tid, &st, __WALL) == t->tid && WIFSTOPPED(st)) {
+		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16)) {
+			if (!on_trap(e, t, ts))
+				t->pending_sig = SIGTRAP;     /* the program's own, after all */
+			return;
+		}
+		if (!(st >> 16))
+			t->pending_sig = WSTOPSIG(st);
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+			return;
+	}
+}
+
+/* A thread resumed after a rewritten entry (int3 + shorter nop) may be stopped
+ * inside the nop: once the original instruction (endbr64, a nop) is back, that is the
+ * middle of an instruction. Move it past: the instruction does nothing. */
+static void leave_rewritten(struct task *t)
+{
+	struct user_regs_struct regs;
+	const struct aspace *as = t->proc->as;
+
+	if (!as || ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return;
+	for (int back = 1; back < 16; back++) {
+		const struct bp *b = bp_find(as, regs.rip - (uint64_t)back);
+
+		if (b && b->nr_orig > back && b->kind == BP_ENTRY && !b->resume) {
+			ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, b->addr + b->nr_orig);
+			return;
+		}
+	}
+}
+
 /* Stop every thread, finish what each was doing, restore every byte, let go. */
 static void detach_all(struct engine *e, uint64_t ts)
 {
@@ -668,8 +736,11 @@ static void detach_all(struct engine *e, uint64_t ts)
 		t->pending_sig = WSTOPSIG(st);
 	} while (pending);
 
-	for (struct task *t = e->tasks; t; t = t->next)
+	for (struct task *t = e->tasks; t; t = t->next) {
+		finish_pending_trap(e, t, ts);
 		leave_xol(t);
+		leave_rewritten(t);
+	}
 	for (struct task *t = e->tasks; t; t = t->next) {
 		struct proc *pr = t->proc;
 
