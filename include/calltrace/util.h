@@ -23,6 +23,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "calltrace: <message>\n" on stderr. */
 void msg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "calltrace: note: <message>": something the user should know, not a problem. */
+void msg_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Printed only when CALLTRACE_DEBUG is set in the environment. */
 void msg_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -100,8 +100,8 @@ int target_load(const char *path, struct sym_module **out)
 	}
 	rc = sym_module_load(path, out);
 	if (rc == -ENOENT) {
-		msg_error("%s: no function symbols (stripped); trace a build that keeps its "
-			  "symbol table", path);
+		msg_error("%s: no function symbols and no .eh_frame to find functions in; trace a "
+			  "build that keeps its symbol table", path);
 		sym_module_free(*out);
 		*out = NULL;
 		return EXIT_TRACER;
@@ -111,6 +111,14 @@ int target_load(const char *path, struct sym_module **out)
 		sym_module_free(*out);
 		*out = NULL;
 		return EXIT_TRACER;
+	}
+	if (!(*out)->has_symtab && (*out)->nr_from_cfi) {
+		bool guessed = false;
+
+		for (size_t i = 0; i < (*out)->nr_funcs; i++)
+			guessed |= (*out)->funcs[i].name_guessed;
+		msg_note("%s: stripped: %zu functions found from .eh_frame, named fn_0x<address>%s",
+			 path, (*out)->nr_from_cfi, guessed ? "; main found from _start" : "");
 	}
 	return 0;
 }

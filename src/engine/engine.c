@@ -547,6 +547,14 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* Resume a task from the stop being handled, noting when calltrace's handling ended
+ * (before the system call: its cost is part of the calibrated kernel share). */
+static void resume(struct task *t, int sig)
+{
+	t->h_end = now_ns();
+	cont(t->tid, sig);
+}
+
 static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 {
 	int sig = WSTOPSIG(st);
@@ -570,30 +578,30 @@ static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 			ptrace(PTRACE_LISTEN, t->tid, 0, 0);
 			return;
 		}
-		cont(t->tid, 0);       /* a PTRACE_INTERRUPT stop */
+		resume(t, 0);       /* a PTRACE_INTERRUPT stop */
 		return;
 	case PTRACE_EVENT_CLONE:
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 		ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
 		on_new_child(e, t, (pid_t)msg, event);
-		cont(t->tid, 0);
+		resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
 		on_exec(e, t, ts);
 		if (task_find(e, t->tid) == t)
-			cont(t->tid, 0);
+			resume(t, 0);
 		return;
 	case PTRACE_EVENT_EXIT:
 		shadow_close_all(e, t, ts);
-		cont(t->tid, 0);
+		resume(t, 0);
 		return;
 	default:
-		cont(t->tid, 0);
+		resume(t, 0);
 		return;
 	}
 	if (sig == SIGTRAP && on_trap(e, t, ts)) {
-		cont(t->tid, 0);
+		resume(t, 0);
 		return;
 	}
 	if (sig != SIGCHLD)
@@ -601,7 +609,7 @@ static void handle_stop(struct engine *e, struct task *t, int st, uint64_t ts)
 			  (unsigned long)ptrace(PTRACE_PEEKUSER, t->tid, RIP_OFFSET, 0));
 	if (sig == SIGTRAP)
 		before_program_trap(t);
-	cont(t->tid, sig);
+	resume(t, sig);
 }
 
 /* ---- detach ------------------------------------------------------------------ */
@@ -840,7 +848,7 @@ static void calibrate(struct engine *e)
 				cpu[nc++] = c - last_cpu;
 			last_cpu = c;
 		}
-		after_cont = now_ns();
+		after_cont = now_ns();     /* handling ends before the system call, as in resume() */
 		cont(pid, 0);
 		h += after_cont - hs;
 	}
@@ -1144,7 +1152,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		/* calltrace's own handling time at this stop, for the time compensation
 		 * (shadow.c: stop_cost) */
 		if ((t = task_find(&e, tid)) != NULL) {
-			t->last_h = now_ns() - ts;
+			t->last_h = t->h_end > ts ? t->h_end - ts : 0;
 			t->hsum += t->last_h;
 		}
 	}

@@ -128,6 +128,7 @@ struct task {
 	uint64_t hsum;            /* calltrace's handling time at its stops, ns */
 	uint64_t now;             /* the clock at the current stop (wall or cpu) */
 	uint64_t last_wall, last_cpu, last_h;
+	uint64_t h_end;           /* when calltrace's handling of this stop ended */
 	int sfd;                  /* its CPU clock: task-clock perf fd, or schedstat */
 	bool sfd_is_proc;         /* sfd is /proc/PID/task/TID/schedstat */
 	struct task *next;

@@ -143,6 +143,12 @@ static void frame_close(struct engine *e, struct task *t, uint64_t ts)
 	uint64_t raw = now > f->entry_ts ? now - f->entry_ts : 0;
 	uint64_t cost = stop_cost(e, t, f);
 	uint64_t dur = raw > cost ? raw - cost : 0;
+
+	if (cost > raw && t->stops - f->stops_entry > 1000)
+		msg_debug("tid %d: frame of %llu stops: %llu ns measured, %llu ns of stops "
+			  "(%llu handling)", t->tid, (unsigned long long)(t->stops - f->stops_entry),
+			  (unsigned long long)raw, (unsigned long long)cost,
+			  (unsigned long long)(t->hsum - f->hsum_entry));
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
 
 	if (f->node)

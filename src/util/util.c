@@ -40,6 +40,14 @@ void msg_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void msg_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("note", fmt, ap);
+	va_end(ap);
+}
+
 void msg_debug(const char *fmt, ...)
 {
 	static int enabled = -1;

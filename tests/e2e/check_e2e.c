@@ -784,6 +784,35 @@ START_TEST(status42_passthrough)
 }
 END_TEST
 
+/* A -static -s build: no symbol names. Its functions come from .eh_frame, named by
+ * address, main is found from glibc's _start, and calltrace says so on stderr. */
+START_TEST(stripped_static)
+{
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", file[4200];
+	const char *const args[] = { file, NULL };
+	json_object *main_fn, *callees;
+	struct traced t;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/ran", dir);
+	trace_fixture("marker_static_stripped", args, NULL, 0, 0, &t);
+	ck_assert_msg(strstr(t.traced.err.p, "stripped") && strstr(t.traced.err.p, ".eh_frame") &&
+		      strstr(t.traced.err.p, "main found from _start"),
+		      "no note about the stripped program: %s", err_head(&t.traced));
+	ck_assert_int_eq(fn_calls(t.report, "main"), 1);
+	main_fn = fn_find(t.report, "main");
+	callees = jarr(main_fn, "callees");
+	/* main -> touch (named by address now) -> open... (libc, also fn_0x...) */
+	ck_assert_int_ge(json_object_array_length(callees), 1);
+	ck_assert_msg(strncmp(jstr(json_object_array_get_idx(callees, 0), "name"), "fn_0x", 5) == 0,
+		      "main's callee is %s", jstr(json_object_array_get_idx(callees, 0), "name"));
+	ck_assert_int_eq(jint(json_object_array_get_idx(callees, 0), "calls"), 1);
+	unlink(file);
+	rmdir(dir);
+	traced_free(&t);
+}
+END_TEST
+
 START_TEST(catlines_stdin)
 {
 	static const struct count c[] = { { "main", 1 }, { "copy_line", 100 }, END_COUNTS };
@@ -993,12 +1022,14 @@ START_TEST(tiny_sizes)
 }
 END_TEST
 
-/* marker and marker_static_stripped create their argument; the error tests rely on it. */
+/* marker, marker_static_stripped and nosyms create their argument; the error tests rely
+ * on it. */
 START_TEST(marker_creates_file)
 {
 	char dir[] = "/tmp/calltrace-e2e-XXXXXX", file[4200];
 	char *argv[] = { FIX("marker"), file, NULL };
 	char *argv_static[] = { FIX("marker_static_stripped"), file, NULL };
+	char *argv_nosyms[] = { FIX("nosyms"), file, NULL };
 	struct run r;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -1008,6 +1039,10 @@ START_TEST(marker_creates_file)
 	ck_assert_int_eq(unlink(file), 0);
 	run_free(&r);
 	run_argv(argv_static, NULL, NULL, 0, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(unlink(file), 0);
+	run_free(&r);
+	run_argv(argv_nosyms, NULL, NULL, 0, &r);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_int_eq(unlink(file), 0);
 	run_free(&r);
@@ -1034,7 +1069,7 @@ static const struct err_case err_cases[] = {
 	{ "32-bit ELF", 126, { "elf32", "32-bit" } },
 	{ "aarch64 ELF", 126, { "arm64", "x86-64" } },
 	{ "-f matching nothing", 125, { "no_such_function_xyz", "no function|no such function" } },
-	{ "no symbols at all", 125, { "marker_static_stripped", "no function symbols" } },
+	{ "no symbols at all", 125, { "nosyms", "no function symbols" } },
 	{ "unknown option", 125, { "--bogus" } },
 	{ "unwritable -o", 125, { "/nonexistent-dir/x.txt" } },
 };
@@ -1117,7 +1152,7 @@ START_TEST(error_path)
 		argv[n++] = FIX("marker");
 		break;
 	case 7:
-		argv[n++] = FIX("marker_static_stripped");
+		argv[n++] = FIX("nosyms");
 		break;
 	case 8:
 		argv[n++] = "--bogus";
@@ -1198,6 +1233,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "segv"), segv_at_depth);
 	tcase_add_test(tcase(s, "status42"), status42_passthrough);
 	tcase_add_test(tcase(s, "catlines"), catlines_stdin);
+	tcase_add_test(tcase(s, "stripped"), stripped_static);
 	tcase_add_test(tcase(s, "demo"), demo_readme);
 	tcase_add_test(tcase(s, "fprof_default"), fprof_default_to_stderr);
 	return s;
