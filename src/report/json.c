@@ -325,6 +325,24 @@ static int node_cmp(const void *va, const void *vb)
 }
 
 /* The node and its subtree. Recursive over depth, like ctree_walk(). */
+static void note_depth(const struct ct_node *n, int depth, void *arg)
+{
+	int *max = arg;
+
+	(void)n;
+	if (depth > *max)
+		*max = depth;
+}
+
+static int max_depth(const struct profile *p)
+{
+	int max = 0;
+
+	for (size_t i = 0; i < p->nr_threads; i++)
+		ctree_walk(p->threads[i], note_depth, &max);
+	return max;
+}
+
 static json_object *tree_node(const struct jctx *c, const struct ct_node *n)
 {
 	json_object *o = json_object_new_object(), *kids = json_object_new_array();
@@ -493,9 +511,18 @@ static int emit_json(const struct profile *p, const struct report_opts *ro, FILE
 	put(root, "functions", functions(&c));
 	put(root, "threads", threads(&c));
 
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_SPACED |
+	/* Pretty-printing indents every level: a tree thousands deep (deep recursion)
+	 * would grow with the square of its depth. Such profiles are written compact. */
+	text = json_object_to_json_string_ext(root, (max_depth(p) > 200 ? JSON_C_TO_STRING_PLAIN :
+						     JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED) |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text) {
+		json_object_put(root);
+		free(c.edges);
+		free(c.by_callee);
+		free(c.tedges);
+		return -ENOMEM;
+	}
 	fputs(text, out);
 	fputc('\n', out);
 	json_object_put(root);

@@ -783,10 +783,38 @@ static bool all_space(const char *s, size_t n)
 	return true;
 }
 
+/* The deepest nesting of arrays and objects in @buf (strings skipped), so that the
+ * tokenizer's stack fits a profile of a deep recursion and no more. */
+static int nesting(const char *buf, size_t len)
+{
+	int depth = 0, max = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = buf[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+		} else if (ch == '[' || ch == '{') {
+			if (++depth > max)
+				max = depth;
+		} else if (ch == ']' || ch == '}') {
+			depth--;
+		}
+	}
+	return max;
+}
+
 /* Parse @buf (@len bytes) as exactly one JSON value. NULL with the message set. */
 static json_object *parse(struct loader *l, const char *buf, size_t len)
 {
-	json_tokener *tok = json_tokener_new_ex(LOAD_MAX_DEPTH);
+	int need = nesting(buf, len) + 8;
+	json_tokener *tok = json_tokener_new_ex(need > LOAD_MAX_DEPTH ? need : LOAD_MAX_DEPTH);
 	json_object *root = NULL;
 	enum json_tokener_error jerr = json_tokener_continue;
 	size_t done = 0, end = 0;
