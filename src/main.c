@@ -90,6 +90,25 @@ static int write_outputs_now(const struct opts *o, struct output *out, const str
 	return rc;
 }
 
+/* Run @fn(@arg) on a thread with a 1 GiB stack (its pages are touched only as needed).
+ * Writers walk call trees, some recursively, and json-c builds, prints and frees
+ * nested objects recursively: a program that recursed a million deep gives a tree a
+ * million deep. */
+static void run_big_stack(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (pthread_attr_init(&attr) == 0 &&
+	    pthread_attr_setstacksize(&attr, (size_t)1 << 30) == 0 &&
+	    pthread_create(&th, &attr, fn, arg) == 0) {
+		pthread_join(th, NULL);
+		pthread_attr_destroy(&attr);
+		return;
+	}
+	fn(arg);
+}
+
 struct write_job {
 	const struct opts *o;
 	struct output *out;
@@ -105,23 +124,27 @@ static void *write_job_run(void *arg)
 	return NULL;
 }
 
-/* Writers walk call trees, some recursively (and json-c serialises recursively): a
- * program that recursed a million deep gives a tree a million deep. Write on a thread
- * whose stack is large enough for that (its pages are only touched as needed). */
 static int write_outputs(const struct opts *o, struct output *out, const struct profile *p)
 {
 	struct write_job j = { o, out, p, 0 };
-	pthread_attr_t attr;
-	pthread_t th;
 
-	if (pthread_attr_init(&attr) == 0 &&
-	    pthread_attr_setstacksize(&attr, (size_t)1 << 30) == 0 &&
-	    pthread_create(&th, &attr, write_job_run, &j) == 0) {
-		pthread_join(th, NULL);
-		pthread_attr_destroy(&attr);
-		return j.rc;
-	}
-	return write_outputs_now(o, out, p);
+	run_big_stack(write_job_run, &j);
+	return j.rc;
+}
+
+struct load_job {
+	const char *path;
+	struct profile *p;
+	char err[512];
+	int rc;
+};
+
+static void *load_job_run(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->rc = report_load_json(j->path, &j->p, j->err, sizeof(j->err));
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -147,8 +170,12 @@ int main(int argc, char **argv)
 	}
 	if (o.report_file) {
 		out = xcalloc(o.nr_formats, sizeof(*out));
-		if (report_load_json(o.report_file, &p, err, sizeof(err)) < 0) {
-			msg_error("%s", err);
+		struct load_job lj = { .path = o.report_file };
+
+		run_big_stack(load_job_run, &lj);
+		p = lj.p;
+		if (lj.rc < 0) {
+			msg_error("%s", lj.err);
 			status = EXIT_TRACER;
 			goto out;
 		}

@@ -164,10 +164,15 @@ struct ct_node *ctree_path(struct profile *p, struct ct_thread *t, struct ct_nod
 	c = xcalloc(1, sizeof(*c));
 	c->func = f;
 	c->parent = parent;
-	for (const struct ct_node *a = parent; a; a = a->parent) {
-		if (a->func == f) {
-			c->is_rec = true;
-			break;
+	c->path_bloom = parent->path_bloom | (1ull << (f % 64));
+	/* recursive if f is already on the path; the bloom bits rule most paths out at
+	 * once, and in a recursion the nearest same function is usually close */
+	if (parent->path_bloom & (1ull << (f % 64))) {
+		for (const struct ct_node *a = parent; a; a = a->parent) {
+			if (a->func == f) {
+				c->is_rec = true;
+				break;
+			}
 		}
 	}
 	c->next_sibling = parent->first_child;

@@ -17,7 +17,7 @@
  *    output is deterministic. Paths that become the same text (two functions with one
  *    name, or names equal once sanitized) are one line, their values added. Lines are
  *    written while walking the tree, so memory stays O(depth), not O(depth^2), on
- *    deep recursion.
+ *    deep recursion; stacks deeper than FOLDED_MAX_DEPTH frames are cut (below).
  *  - Count mode records no call paths, only caller -> callee pairs with call counts,
  *    so its lines are "comm-PID/TID;caller;callee CALLS": pairs, not full stacks. Calls
  *    from untraced code (fprof's 'undefined' caller) are "comm-PID/TID;callee CALLS". */
@@ -38,8 +38,16 @@ struct fline {
 	uint64_t value;
 };
 
+/* Stacks deeper than this are cut: a program that recursed 100,000 deep would
+ * otherwise write 100,000 lines of up to 100,000 frames (gigabytes). The own time
+ * below the cut is written once, on the cut stack plus a last frame "[deeper]", so
+ * every line still adds up to the thread's total. perf limits its stacks the same way
+ * (kernel.perf_event_max_stack). */
+#define FOLDED_MAX_DEPTH 1024
+
 struct folded {
 	const struct profile *p;
+	int depth;             /* frames below the thread frame in c->path */
 	char **names;          /* sanitized frame name per function id, on first use */
 	struct erl_buf path;   /* the current stack text while walking */
 	struct fline *lines;
@@ -174,11 +182,30 @@ static void walk_children(struct folded *c, const struct ct_node *const *grp, si
 
 /* One path (@nr nodes of the same name below one path) and its subtree; c->path holds
  * the stack text down to the parent. */
+/* The own time of every node strictly below @top (iterative: any depth). */
+static uint64_t below_own(const struct ct_node *top)
+{
+	const struct ct_node *n = top->first_child;
+	uint64_t sum = 0;
+
+	while (n) {
+		sum += n->own_ns;
+		if (n->first_child) {
+			n = n->first_child;
+			continue;
+		}
+		while (n != top && !n->next_sibling)
+			n = n->parent;
+		n = n == top ? NULL : n->next_sibling;
+	}
+	return sum;
+}
+
 static void walk_group(struct folded *c, const struct ct_node *const *grp, size_t nr,
 		       FILE *out)
 {
 	size_t keep = c->path.len;
-	uint64_t own = 0;
+	uint64_t own = 0, deeper = 0;
 
 	erl_buf_puts(&c->path, ";");
 	erl_buf_puts(&c->path, frame_name(c, grp[0]->func));
@@ -186,7 +213,15 @@ static void walk_group(struct folded *c, const struct ct_node *const *grp, size_
 		own += grp[i]->own_ns;
 	if (own)
 		fprintf(out, "%s %" PRIu64 "\n", erl_buf_str(&c->path), own);
-	walk_children(c, grp, nr, out);
+	if (++c->depth < FOLDED_MAX_DEPTH) {
+		walk_children(c, grp, nr, out);
+	} else {
+		for (size_t i = 0; i < nr; i++)
+			deeper += below_own(grp[i]);
+		if (deeper)
+			fprintf(out, "%s;[deeper] %" PRIu64 "\n", erl_buf_str(&c->path), deeper);
+	}
+	c->depth--;
 	c->path.len = keep;
 	c->path.data[keep] = '\0';
 }
