@@ -249,6 +249,7 @@ int main(int argc, char **argv)
 	eo.count = o.count;
 	eo.pid = o.pid;
 	eo.clock_cpu = o.clock_cpu;
+	eo.status_line = !o.quiet && isatty(STDERR_FILENO);
 	eo.no_suspend = o.no_suspend;
 	eo.no_compensate = o.raw_times;
 	eo.duration = o.duration;

@@ -27,6 +27,7 @@ struct engine_opts {
 	bool clock_cpu;              /* --clock cpu: thread CPU time instead of wall */
 	bool no_suspend;             /* do not split off-CPU time into 'suspend' */
 	bool no_compensate;          /* report raw times: keep the cost of stops */
+	bool status_line;            /* live status on stderr (a terminal), 4 times a second */
 	bool count;                  /* count mode: entry breakpoints only (and the
 	                                roots' exits), one stop per call */
 	struct sym_module *image;    /* the program's symbols, loaded while validating;

@@ -28,6 +28,7 @@ struct opts {
 	bool clock_cpu;            /* --clock cpu */
 	bool no_suspend;           /* --no-suspend */
 	bool raw_times;            /* --raw-times: no compensation for the cost of stops */
+	bool quiet;                /* --quiet: no live status line */
 	bool stats;                /* --stats: print stops and calls on stderr at the end */
 	struct report_opts report; /* --sort, --cols, --no-callers, --totals, --no-details */
 	bool sort_given;           /* --sort was given (flat defaults to own otherwise) */

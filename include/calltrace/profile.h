@@ -61,6 +61,8 @@ struct ct_node {
 	uint64_t acc_ns;               /* entry to return of every call on this path */
 	bool is_rec;                   /* func already active on the path above: fprof
 	                                  charges ACC 0 to such calls */
+	uint64_t path_bloom;           /* bit (func % 64) of every function on the path,
+	                                  this one included: skips most ancestor walks */
 };
 
 /* A caller -> callee pair with its call count: count mode's record (no tree there,

@@ -27,6 +27,7 @@ enum {
 	OPT_CLOCK,
 	OPT_NO_SUSPEND,
 	OPT_RAW_TIMES,
+	OPT_QUIET,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +51,7 @@ static const struct option long_opts[] = {
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "no-suspend", no_argument, NULL, OPT_NO_SUSPEND },
 	{ "raw-times", no_argument, NULL, OPT_RAW_TIMES },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -94,6 +96,8 @@ void opts_usage(FILE *out)
 	      "      --raw-times         do not subtract the calibrated cost of ptrace stops\n"
 	      "      --no-pin            do not pin calltrace and the program to one CPU\n"
 	      "      --stats             print calls, stops and breakpoints on stderr\n"
+	      "  -q, --quiet             no live status line (shown on stderr when it is a\n"
+	      "                          terminal: elapsed time, calls, calls/s, threads)\n"
 	      "  -h, --help              this text\n"
 	      "      --version           calltrace's version\n"
 	      "\n"
@@ -141,7 +145,7 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 		argv++;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:hp:d:" : "+:f:co:s:hp:d:", long_opts,
+	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:hp:d:q" : "+:f:co:s:hp:d:q", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -206,6 +210,9 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			break;
 		case OPT_RAW_TIMES:
 			o->raw_times = true;
+			break;
+		case 'q':
+			o->quiet = true;
 			break;
 		case 'c':
 			o->count = true;

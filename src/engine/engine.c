@@ -1048,6 +1048,35 @@ static int attach(struct engine *e)
 	return 0;
 }
 
+/* The live status line: elapsed time, calls, rate, threads; at most 4 a second. */
+static void status_line(struct engine *e, uint64_t ts, bool last)
+{
+	static uint64_t start, prev_ts, prev_calls;
+	int threads = 0;
+
+	if (!e->eo->status_line)
+		return;
+	if (last) {
+		if (start)
+			fputs("\r\033[K", stderr);
+		return;
+	}
+	if (!start) {
+		start = prev_ts = ts;
+		return;
+	}
+	if (ts - prev_ts < 250000000ull)
+		return;
+	for (struct task *t = e->tasks; t; t = t->next)
+		threads++;
+	fprintf(stderr, "\rcalltrace: %.1f s, %llu calls, %.0f calls/s, %d thread%s\033[K",
+		(double)(ts - start) / 1e9, (unsigned long long)e->st->calls,
+		(double)(e->st->calls - prev_calls) * 1e9 / (double)(ts - prev_ts), threads,
+		threads == 1 ? "" : "s");
+	prev_ts = ts;
+	prev_calls = e->st->calls;
+}
+
 int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 	       struct engine_stats *stats)
 {
@@ -1149,6 +1178,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 			t = task_new(&e, tid, proc_new(tid));
 		}
 		handle_stop(&e, t, st, ts);
+		status_line(&e, ts, false);
 		/* calltrace's own handling time at this stop, for the time compensation
 		 * (shadow.c: stop_cost) */
 		if ((t = task_find(&e, tid)) != NULL) {
@@ -1161,6 +1191,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
+	status_line(&e, 0, true);
 	*status = e.have_status ? e.status : EXIT_TRACER;
 	the_engine = NULL;
 	util_set_release_hook(NULL);
