@@ -388,16 +388,16 @@ static bool cc_holds(uint8_t cc, uint64_t flags)
 /* A tail jump to the traced entry @target taken at @rsp: the callee's entry, in this
  * same stop. Returns the rip to continue at. */
 static uint64_t tail_into(struct engine *e, struct task *t, uint64_t target, uint64_t rsp,
-			  uint64_t ts)
+			  uint64_t arg0, uint64_t ts)
 {
 	const struct bp *tb = bp_find(t->proc->as, target);
 
 	if (!tb || tb->kind != BP_ENTRY || !tb->nr_orig)
 		return target;        /* not (or no longer) traced: a plain jump */
-	shadow_entry(e, t, tb, rsp, ts, true);
+	shadow_entry(e, t, tb, rsp, arg0, ts, true);
 	/* past its int3: its XOL slot, emulation target, or the nop after a rewrite */
 	if (tb->tail)
-		return tail_into(e, t, tb->target, rsp, ts);
+		return tail_into(e, t, tb->target, rsp, arg0, ts);
 	return tb->resume ? tb->resume : target + 1;
 }
 
@@ -427,10 +427,10 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	switch (b->kind) {
 	case BP_ENTRY:
 		e->st->stops++;
-		shadow_entry(e, t, b, regs.rsp, ts, false);
+		shadow_entry(e, t, b, regs.rsp, regs.rdi, ts, false);
 		if (b->tail) {
 			ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
-			       tail_into(e, t, b->target, regs.rsp, ts));
+			       tail_into(e, t, b->target, regs.rsp, regs.rdi, ts));
 			return true;
 		}
 		break;
@@ -439,7 +439,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 
 		e->st->stops++;
 		if (b->cc == CC_ALWAYS || cc_holds(b->cc, regs.eflags))
-			rip = tail_into(e, t, b->target, regs.rsp, ts);
+			rip = tail_into(e, t, b->target, regs.rsp, regs.rdi, ts);
 		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, rip);
 		return true;
 	}

@@ -199,11 +199,11 @@ int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
 void shadow_stop(struct engine *e, struct task *t, uint64_t wall);
 /* The thread's CPU time so far (ns), from /proc/PID/task/TID/schedstat. */
 uint64_t shadow_read_cpu(struct task *t);
-/* An entry: @is_tail when reached by a tail jump seen at its jump (the frame at the
+/* An entry (@arg0: its first argument register, %rdi): @is_tail when reached by a tail jump seen at its jump (the frame at the
  * same slot is the caller that jumped: chain to it), else a frame at the same slot is
  * stale (its return went unseen) and ends. */
 void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
-		  uint64_t ts, bool is_tail);
+		  uint64_t arg0, uint64_t ts, bool is_tail);
 void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts);
 void shadow_close_all(struct engine *e, struct task *t, uint64_t ts);
 /* A followed fork: @c continues inside @parent's calls. */

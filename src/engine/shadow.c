@@ -297,7 +297,7 @@ static void entry_count(struct engine *e, struct task *t, const struct bp *b, ui
 }
 
 void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t rsp,
-		  uint64_t ts, bool is_tail)
+		  uint64_t arg0, uint64_t ts, bool is_tail)
 {
 	const struct module *m = b->mod;
 	struct ct_node *parent = NULL;
@@ -316,6 +316,13 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 		}
 		f = frame_push(e, t, rsp, ts);
 		if (parent) {
+			/* a thread's first recorded call is its start routine (fprof's
+			 * spawned_as), called with the pthread_create argument */
+			if (t->parent_tid && !t->ct->root.first_child &&
+			    t->ct->spawned_as == CT_FUNC_UNDEFINED && t->record_all) {
+				t->ct->spawned_as = m->ids[b->func];
+				t->ct->spawned_arg = arg0;
+			}
 			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], ts);
 			e->st->recorded++;
 		}
