@@ -856,6 +856,189 @@ START_TEST(demo_readme)
 }
 END_TEST
 
+/* ------------------------------------------------------------- count mode */
+
+/* Calls per function name ("name@module", pseudo functions left out) from a report. */
+static void calls_by_function(json_object *root, struct tally *t)
+{
+	json_object *fns = jarr(root, "functions");
+
+	for (size_t i = 0; i < json_object_array_length(fns); i++) {
+		json_object *f = json_object_array_get_idx(fns, i);
+		char key[1024];
+
+		if (!*jstr(f, "module") || jint(f, "calls") == 0)
+			continue;
+		snprintf(key, sizeof(key), "%s@%s", jstr(f, "name"), jstr(f, "module"));
+		tally_add(t, xstrdup(key), jint(f, "calls"));
+	}
+}
+
+static const struct {
+	const char *fixture;
+	const char *arg;
+} count_cases[] = {
+	{ "recursion", "12" }, { "mutual", NULL }, { "callers", NULL }, { "tailcall", NULL },
+	{ "tiny", NULL }, { "endbr", NULL }, { "fnptr", NULL }, { "demo", NULL },
+	{ "callers_static", NULL },
+};
+
+/* -c makes one stop per call and must count exactly what full mode counts. */
+START_TEST(count_matches_full)
+{
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", full[4200], count[4200], fix[4200];
+	char *arg = (char *)count_cases[_i].arg;
+	char *full_argv[] = { CT_CALLTRACE, "--format", "json", "-o", full, fix, arg, NULL };
+	char *count_argv[] = { CT_CALLTRACE, "-c", "--stats", "--format", "json", "-o", count,
+			       fix, arg, NULL };
+	struct tally a = { 0 }, b = { 0 };
+	json_object *rf, *rc;
+	struct run r1, r2;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fix, sizeof(fix), "%s/%s", CT_FIXTURE_DIR, count_cases[_i].fixture);
+	snprintf(full, sizeof(full), "%s/full.json", dir);
+	snprintf(count, sizeof(count), "%s/count.json", dir);
+	run_argv(full_argv, NULL, NULL, 0, &r1);
+	run_argv(count_argv, NULL, NULL, 0, &r2);
+	ck_assert_int_eq(r1.status, r2.status);
+	ck_assert_msg(r1.out.len == r2.out.len && !memcmp(r1.out.p, r2.out.p, r1.out.len),
+		      "%s: stdout differs between full and count mode", count_cases[_i].fixture);
+	/* one stop per call, and one more for each root's exit */
+	{
+		const char *p = strstr(r2.err.p, "stops, ");
+		double per_call = p ? strtod(p + 7, NULL) : -1;
+
+		ck_assert_msg(per_call >= 1.0 && per_call <= 1.25,
+			      "%s: %.3f stops per call in count mode: %s", count_cases[_i].fixture,
+			      per_call, err_head(&r2));
+	}
+	rf = json_load(full);
+	rc = json_load(count);
+	ck_assert_ptr_nonnull(rf);
+	ck_assert_ptr_nonnull(rc);
+	ck_assert_str_eq(jstr(rc, "mode"), "count");
+	calls_by_function(rf, &a);
+	calls_by_function(rc, &b);
+	ck_assert_msg(a.nr > 0, "%s: nothing counted", count_cases[_i].fixture);
+	ck_assert_msg(a.nr == b.nr, "%s: %zu functions in full mode, %zu in count mode",
+		      count_cases[_i].fixture, a.nr, b.nr);
+	for (size_t i = 0; i < a.nr; i++)
+		ck_assert_msg(tally_get(&b, a.v[i].name) == a.v[i].n,
+			      "%s: %s called %lld times in full mode, %lld in count mode",
+			      count_cases[_i].fixture, a.v[i].name, a.v[i].n,
+			      tally_get(&b, a.v[i].name));
+	json_object_put(rf);
+	json_object_put(rc);
+	for (size_t i = 0; i < a.nr; i++)
+		free((char *)a.v[i].name);
+	for (size_t i = 0; i < b.nr; i++)
+		free((char *)b.v[i].name);
+	free(a.v);
+	free(b.v);
+	unlink(full);
+	unlink(count);
+	rmdir(dir);
+	run_free(&r1);
+	run_free(&r2);
+}
+END_TEST
+
+/* ---------------------------------------------------------- saved profiles */
+
+static const char *const all_formats[] = { "fprof", "json", "cprof", "eprof", "flat",
+					   "callgrind", "folded", "svg" };
+
+/* One run writes fprof and json; 'calltrace report' re-renders every format from the
+ * json, and its fprof is byte for byte the one written by the run. */
+START_TEST(report_every_format)
+{
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", base[4200], saved[4300], direct[4300];
+	char out[4300];
+	char *run_args[] = { CT_CALLTRACE, "--format", "fprof,json", "-o", base, FIX("demo"), NULL };
+	struct run r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(base, sizeof(base), "%s/demo", dir);
+	snprintf(saved, sizeof(saved), "%s.json", base);
+	snprintf(direct, sizeof(direct), "%s.fprof", base);
+	run_argv(run_args, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "traced run: %s", err_head(&r));
+	run_free(&r);
+	for (size_t i = 0; i < sizeof(all_formats) / sizeof(all_formats[0]); i++) {
+		char *argv[] = { CT_CALLTRACE, "report", saved, "--format", (char *)all_formats[i],
+				 "-o", out, NULL };
+		size_t len = 0;
+		char *text;
+
+		snprintf(out, sizeof(out), "%s/again.%s", dir, all_formats[i]);
+		run_argv(argv, NULL, NULL, 0, &r);
+		ck_assert_msg(r.status == 0, "report --format %s: status %d: %s", all_formats[i],
+			      r.status, err_head(&r));
+		text = read_file(out, &len);
+		ck_assert_msg(text && len > 0, "report --format %s wrote nothing", all_formats[i]);
+		if (!strcmp(all_formats[i], "fprof")) {
+			size_t dlen = 0;
+			char *d = read_file(direct, &dlen);
+
+			ck_assert_msg(d && dlen == len && !memcmp(d, text, len),
+				      "fprof from the saved profile differs from the run's own");
+			free(d);
+		}
+		free(text);
+		unlink(out);
+		run_free(&r);
+	}
+	unlink(saved);
+	unlink(direct);
+	rmdir(dir);
+}
+END_TEST
+
+/* A corrupt or truncated saved profile: one line naming the file, status 125. */
+START_TEST(report_corrupt)
+{
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", base[4200], saved[4300], bad[4300];
+	char *run_args[] = { CT_CALLTRACE, "--format", "json", "-o", saved, FIX("demo"), NULL };
+	static const char *const keys[] = { "truncated", "not JSON", "no such file" };
+	struct run r;
+	size_t len = 0;
+	char *text;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(base, sizeof(base), "%s/demo", dir);
+	snprintf(saved, sizeof(saved), "%s.json", base);
+	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+	run_argv(run_args, NULL, NULL, 0, &r);
+	ck_assert_int_eq(r.status, 0);
+	run_free(&r);
+	text = read_file(saved, &len);
+	ck_assert(text && len > 100);
+	for (int k = 0; k < 3; k++) {
+		char *argv[] = { CT_CALLTRACE, "report", bad, NULL };
+
+		if (k == 0)
+			write_file(bad, text, len / 2, 0644);
+		else if (k == 1)
+			write_file(bad, "calltrace profile\n", 18, 0644);
+		else
+			unlink(bad);
+		run_argv(argv, NULL, NULL, 0, &r);
+		ck_assert_msg(r.status == 125, "%s: status %d", keys[k], r.status);
+		ck_assert_msg(!strncmp(r.err.p, "calltrace: ", 11) && strchr(r.err.p, '\n') &&
+			      !strchr(r.err.p, '\n')[1],
+			      "%s: not one line: %s", keys[k], r.err.p);
+		ck_assert_msg(strstr(r.err.p, bad) && strcasestr(r.err.p, keys[k]),
+			      "%s: message: %s", keys[k], r.err.p);
+		run_free(&r);
+	}
+	free(text);
+	unlink(saved);
+	unlink(bad);
+	rmdir(dir);
+}
+END_TEST
+
 /* Default format fprof, written to stderr: the program's stdout is untouched, and the
  * report names functions as {Module,Function,Arity} with the executable's base name as
  * module and the arity from DWARF. */
@@ -1234,6 +1417,10 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "status42"), status42_passthrough);
 	tcase_add_test(tcase(s, "catlines"), catlines_stdin);
 	tcase_add_test(tcase(s, "stripped"), stripped_static);
+	tcase_add_loop_test(tcase(s, "count_mode"), count_matches_full, 0,
+			    (int)(sizeof(count_cases) / sizeof(count_cases[0])));
+	tcase_add_test(tcase(s, "report_formats"), report_every_format);
+	tcase_add_test(tcase(s, "report_corrupt"), report_corrupt);
 	tcase_add_test(tcase(s, "demo"), demo_readme);
 	tcase_add_test(tcase(s, "fprof_default"), fprof_default_to_stderr);
 	return s;
