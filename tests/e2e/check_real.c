@@ -13,6 +13,7 @@
 #include <check.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -1589,6 +1590,57 @@ START_TEST(attach_no_such_pid)
 }
 END_TEST
 
+/* Attaching to another user's process: run calltrace as 'nobody' against a process of
+ * root's. One line naming the pid and the reason, status 125, and the target untouched.
+ * Needs root to switch users; otherwise there is nothing to test from here. */
+START_TEST(attach_permission_denied)
+{
+	char pidbuf[32];
+	int st, perr[2];
+	char err[1024] = "";
+	ssize_t n, len = 0;
+	pid_t target, ct;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_real: not root; attach_permission_denied skipped\n");
+		return;
+	}
+	target = fork();
+	ck_assert_int_ge(target, 0);
+	if (target == 0) {
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)target);
+	ck_assert_int_eq(pipe(perr), 0);
+	ct = fork();
+	ck_assert_int_ge(ct, 0);
+	if (ct == 0) {
+		dup2(perr[1], 2);
+		close(perr[0]);
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(120);
+		execl(CT_CALLTRACE, "calltrace", "-p", pidbuf, (char *)NULL);
+		_exit(121);
+	}
+	close(perr[1]);
+	while ((n = read(perr[0], err + len, sizeof(err) - 1 - (size_t)len)) > 0)
+		len += n;
+	err[len] = 0;
+	close(perr[0]);
+	ck_assert_int_eq(waitpid(ct, &st, 0), ct);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 125, "status %d: %s", st, err);
+	ck_assert_msg(!strncmp(err, "calltrace: ", 11) && strstr(err, pidbuf) &&
+		      (strcasestr(err, "permission denied") || strcasestr(err, "not permitted")),
+		      "message: %s", err);
+	ck_assert_msg(strchr(err, '\n') && !strchr(err, '\n')[1], "not one line: %s", err);
+	/* the target still runs, untraced */
+	ck_assert_int_eq(kill(target, 0), 0);
+	kill(target, SIGKILL);
+	waitpid(target, &st, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ fixtures alone */
 
 /* The fixtures behave as their opening comments say (no calltrace involved). */
@@ -1739,6 +1791,7 @@ static Suite *errors_suite(void)
 	Suite *s = suite_create("real_errors");
 
 	tcase_add_test(tcase(s, "attach_no_such_pid"), attach_no_such_pid);
+	tcase_add_test(tcase(s, "attach_permission_denied"), attach_permission_denied);
 	return s;
 }
 
