@@ -198,6 +198,9 @@ int main(int argc, char **argv)
 		if (n <= 0) {
 			if (errno == ENOENT)
 				msg_error("pid %d: no such process; check the pid with ps", (int)o.pid);
+			else if (errno == EACCES || errno == EPERM)
+				msg_error("pid %d: permission denied: another user's process; run "
+					  "calltrace as its user or as root", (int)o.pid);
 			else
 				msg_error("pid %d: cannot read its executable: %s; run as its user or root",
 					  (int)o.pid, strerror(errno));
