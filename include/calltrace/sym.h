@@ -20,6 +20,7 @@ struct sym_func {
 	char *file;          /* DWARF declaration file or NULL */
 	int line;            /* DWARF declaration line or 0 */
 	int arity;           /* DWARF formal parameters, or 0 */
+	bool is_global;      /* a global or weak symbol (not a local alias) */
 	bool is_cold;        /* a split-off part (name.cold): scanned for exits, no entry */
 	bool from_cfi;       /* no symbol: found from an .eh_frame FDE, named fn_0x<addr>
 			      * (fn_0x<addr>.cold, is_cold, when its first CFI row is

@@ -138,16 +138,38 @@ static const struct dw_func *find_dw(const struct dw_funcs *fs, uint64_t addr)
 	return NULL;
 }
 
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Order by address; at one address the first is the name reported for it: the longer
+ * body, then a global symbol over a local alias (libc's __GI_ names), then the fewest
+ * leading underscores, then the shortest name ("cbrt" over "cbrtf64"), then by name. */
 static int cmp_func(const void *a, const void *b)
 {
 	const struct sym_func *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* at one address, prefer the longer body, then a name without '.' or '_' */
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
-	return (x->name[0] == '_') - (y->name[0] == '_');
+	if (x->is_global != y->is_global)
+		return x->is_global ? -1 : 1;
+	ux = leading_underscores(x->raw);
+	uy = leading_underscores(y->raw);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->raw);
+	ly = strlen(y->raw);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->raw, y->raw);
 }
 
 static char *demangle(const char *raw)
@@ -837,6 +859,7 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 		f->name = demangle(name);
 		f->addr = addr;
 		f->size = sym.st_size;
+		f->is_global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
 		f->is_cold = strstr(name, ".cold") != NULL;
 		dw = find_dw(&dws, addr);
 		if (dw) {
