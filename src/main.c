@@ -272,13 +272,15 @@ int main(int argc, char **argv)
 	if (o.stats)
 		fprintf(stderr, "calltrace: %llu calls (%llu recorded), %llu stops, %.3f stops per "
 			"call, %llu breakpoints, %llu functions not traced; one stop costs "
-			"%llu ns wall (%llu ns of it calltrace's handling), %llu ns cpu\n",
+			"%llu ns wall (%llu ns of it calltrace's handling), %llu ns cpu; "
+			"kernel part used %llu ns\n",
 			(unsigned long long)stats.calls, (unsigned long long)stats.recorded,
 			(unsigned long long)stats.stops,
 			stats.calls ? (double)stats.stops / (double)stats.calls : 0.0,
 			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_refused,
 			(unsigned long long)stats.stop_wall_ns, (unsigned long long)stats.handler_ns,
-			(unsigned long long)stats.stop_cpu_ns);
+			(unsigned long long)stats.stop_cpu_ns,
+			(unsigned long long)stats.stop_kernel_used_ns);
 	rc = write_outputs(&o, out, p);
 	free(out);
 	out = NULL;

@@ -43,6 +43,7 @@ struct engine_stats {
 	uint64_t stop_wall_ns;       /* calibrated cost of one stop, wall, as the thread sees it */
 	uint64_t stop_cpu_ns;        /* calibrated CPU time one stop charges the thread */
 	uint64_t handler_ns;         /* calltrace's own handling time per stop (calibration) */
+	uint64_t stop_kernel_used_ns;   /* the kernel part subtracted per stop at the end */
 };
 
 /* Run the program to completion (or attach to eo->pid until it exits, the duration

@@ -113,7 +113,9 @@ ct_func_id profile_add_func(struct profile *p, const char *name, const char *mod
 /* Add a thread; borrowed pointer, owned by the profile. */
 struct ct_thread *profile_add_thread(struct profile *p, pid_t pid, pid_t tid);
 
-/* First and last recorded event over all threads (ns); both 0 if nothing was recorded. */
+/* First and last recorded event over all threads (ns); both 0 if nothing was recorded.
+ * With the cpu clock, where each thread has its own clock, last - first is the sum of
+ * the threads' spans. */
 void profile_span(const struct profile *p, uint64_t *first, uint64_t *last);
 
 /* Display name of a function id: "undefined" for CT_FUNC_UNDEFINED. */

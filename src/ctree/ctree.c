@@ -113,6 +113,16 @@ const char *profile_func_name(const struct profile *p, ct_func_id f)
 void profile_span(const struct profile *p, uint64_t *first, uint64_t *last)
 {
 	*first = *last = 0;
+	if (p->clock && !strcmp(p->clock, "cpu")) {
+		/* each thread has its own CPU clock: the trace's span is their sum */
+		uint64_t sum = 0;
+
+		for (size_t i = 0; i < p->nr_threads; i++)
+			sum += p->threads[i]->last_ts - p->threads[i]->first_ts;
+		*first = sum ? 1 : 0;
+		*last = sum ? 1 + sum : 0;
+		return;
+	}
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct ct_thread *t = p->threads[i];
 

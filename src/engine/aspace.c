@@ -484,7 +484,7 @@ static void add_patch(struct aspace *as, struct module *m, uint64_t raddr, int64
  * breakpoint of its own (a stop per iteration, but the count stays exact). */
 static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 {
-	const struct bp *e = bp_find(c->as, x->target);
+	struct bp *e = bp_find(c->as, x->target);
 	struct insn_plan plan;
 	const uint8_t *code;
 	uint64_t dest, next = x->addr + x->len;
@@ -498,7 +498,7 @@ static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 	rel = (int64_t)(dest - next);
 	code = code_at(c, x->addr, &avail);
 	if (!code || x->len < 2)
-		return;
+		goto untraced;
 	/* jmp rel32 (e9) and jcc rel32 (0f 8x) end in their displacement, as do the
 	 * rel8 forms (eb, 7x), whatever prefixes come first */
 	if (x->len >= 5 && (code[x->len - 5] == 0xe9 ||
@@ -513,7 +513,7 @@ static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 		return;
 	}
 	if (insn_plan_site(c->e->dec, code, avail, x->addr, xol_next(c), &plan) < 0)
-		return;
+		goto untraced;
 	if (plan.kind == PLAN_JMP) {
 		plan.insn.target = dest;
 	} else if (plan.kind == PLAN_XOL && plan.xol[0] == 0x0f) {
@@ -522,15 +522,25 @@ static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 
 		memcpy(plan.xol + 2, &r, 4);
 	} else {
-		return;
+		goto untraced;     /* loop/jrcxz out of reach */
 	}
 	b = bp_add(c->as, x->addr);
 	if (!b)
 		return;
 	b->kind = BP_PATCH;       /* not an exit: the stop only resumes it */
 	b->mod = c->mod;
-	if (apply_plan(c, b, &plan) < 0)
-		b->nr_orig = 0;
+	if (apply_plan(c, b, &plan) == 0)
+		return;
+	b->nr_orig = 0;
+	e = bp_find(c->as, x->target);     /* the table did not move: no bp_reserve here */
+untraced:
+	/* every pass of the loop would count as a call: better not trace the function */
+	msg_debug("%#" PRIx64 ": a loop back to the entry cannot be redirected; the function "
+		  "is not traced", x->target);
+	if (e && e->nr_orig) {
+		e->nr_orig = 0;
+		c->e->st->nr_refused++;
+	}
 }
 
 /* The condition code of a jmp (CC_ALWAYS) or jcc ending at its displacement, or -1. */

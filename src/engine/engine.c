@@ -1180,7 +1180,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		handle_stop(&e, t, st, ts);
 		status_line(&e, ts, false);
 		/* calltrace's own handling time at this stop, for the time compensation
-		 * (shadow.c: stop_cost) */
+		 * (shadow.c: virtual_now) */
 		if ((t = task_find(&e, tid)) != NULL) {
 			t->last_h = t->h_end > ts ? t->h_end - ts : 0;
 			t->hsum += t->last_h;
@@ -1192,6 +1192,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
 	status_line(&e, 0, true);
+	stats->stop_kernel_used_ns = e.ck_ns;
 	*status = e.have_status ? e.status : EXIT_TRACER;
 	the_engine = NULL;
 	util_set_release_hook(NULL);

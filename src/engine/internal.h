@@ -96,8 +96,7 @@ struct proc {
 struct frame {
 	uint64_t slot;            /* %rsp at entry: where the return address is */
 	uint64_t stops_entry;     /* the thread's stop count at its entry stop */
-	uint64_t hsum_entry;      /* the thread's handler time before its entry stop */
-	uint64_t entry_ts;
+	uint64_t entry_ts;        /* the thread's time line at entry (shadow.c) */
 	uint64_t child_ns;
 	struct ct_node *node;     /* NULL when not recorded */
 	int8_t region;            /* stack region of slot (sigaltstack) */
@@ -126,7 +125,9 @@ struct task {
 	/* time: see shadow_stop() */
 	uint64_t stops;           /* stops of this thread so far */
 	uint64_t hsum;            /* calltrace's handling time at its stops, ns */
+	uint64_t kcost;           /* the kernel's part of its stops so far, ns */
 	uint64_t now;             /* the clock at the current stop (wall or cpu) */
+	uint64_t vnow;            /* ... less the cost of its stops so far (shadow.c) */
 	uint64_t last_wall, last_cpu, last_h;
 	uint64_t h_end;           /* when calltrace's handling of this stop ended */
 	int sfd;                  /* its CPU clock: task-clock perf fd, or schedstat */

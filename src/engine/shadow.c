@@ -121,36 +121,54 @@ static int region_of(struct task *t, uint64_t addr)
 
 /* ---- frames ------------------------------------------------------------------ */
 
-/* What the stops inside a frame cost the thread: the kernel's part of each stop
- * (calibrated), plus calltrace's own handling time, measured at every stop. The entry
- * stop's handling and the exit stop's trap lie inside the frame; the k stops between
- * lie wholly inside: (k + 1) kernel parts, and the handling of the entry and the k. */
-static uint64_t stop_cost(const struct engine *e, const struct task *t, const struct frame *f)
+/* The thread's time line, less what calltrace's stops cost it: at each stop, the
+ * clock (wall or the thread's CPU time) minus, for every stop so far, the kernel's
+ * calibrated part (trap, wake-ups: ck, or cu of CPU time) and calltrace's handling
+ * time measured at that stop (wall only; it is not the thread's CPU time). A call's
+ * ACC is the difference of this time line between its exit and entry stops: the
+ * entry stop's handling and the exit stop's trap lie inside the call, as do the k
+ * stops between, so it subtracts (k + 1) kernel parts and the handling of the entry
+ * and of the k stops. Reports' first and last timestamps are on this time line too. */
+static uint64_t virtual_now(const struct engine *e, const struct task *t)
 {
-	uint64_t k1 = t->stops - f->stops_entry;       /* k + 1 */
+	uint64_t cost;
 
-	if (!e->compensate || !k1)
-		return 0;
-	if (e->clock_cpu)
-		return k1 * e->cu_ns;
-	return k1 * e->ck_ns + (t->hsum - f->hsum_entry);
+	if (!e->compensate)
+		return t->now;
+	cost = e->clock_cpu ? t->kcost : t->kcost + t->hsum;
+	return t->now > cost ? t->now - cost : 0;
+}
+
+/* The kernel's part of this stop, for the time line: the calibrated cost, but never
+ * more than the cheapest round trip seen in this run (a stop and the next one of the
+ * same thread, the program doing next to nothing between), so that a calibration
+ * made while the machine was busy cannot make times too small once it is quiet. */
+static uint64_t kernel_part(struct engine *e, struct task *t, uint64_t wall, uint64_t cpu)
+{
+	if (t->stops > 1) {
+		uint64_t rt = wall > t->h_end ? wall - t->h_end : 0;
+		uint64_t ct = cpu > t->last_cpu ? cpu - t->last_cpu : 0;
+
+		if (t->h_end && rt < e->ck_ns)
+			e->ck_ns = rt;
+		if (e->clock_cpu && ct < e->cu_ns)
+			e->cu_ns = ct;
+	}
+	return e->clock_cpu ? e->cu_ns : e->ck_ns;
 }
 
 static void frame_close(struct engine *e, struct task *t, uint64_t ts)
 {
 	struct frame *f = &t->stack[--t->depth];
-	uint64_t now = e->clock_cpu ? t->now : ts;
-	uint64_t raw = now > f->entry_ts ? now - f->entry_ts : 0;
-	uint64_t cost = stop_cost(e, t, f);
-	uint64_t dur = raw > cost ? raw - cost : 0;
-
-	if (cost > raw && t->stops - f->stops_entry > 1000)
-		msg_debug("tid %d: frame of %llu stops: %llu ns measured, %llu ns of stops "
-			  "(%llu handling)", t->tid, (unsigned long long)(t->stops - f->stops_entry),
-			  (unsigned long long)raw, (unsigned long long)cost,
-			  (unsigned long long)(t->hsum - f->hsum_entry));
+	uint64_t now = t->vnow;
+	uint64_t dur = now > f->entry_ts ? now - f->entry_ts : 0;
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
 
+	(void)ts;
+	if (now < f->entry_ts && t->stops - f->stops_entry > 1000)
+		msg_debug("tid %d: a call of %llu stops measured %llu ns less than its stops' "
+			  "calibrated cost", t->tid, (unsigned long long)(t->stops - f->stops_entry),
+			  (unsigned long long)(f->entry_ts - now));
 	if (f->node)
 		ctree_leave(e->p, t->ct, f->node, dur, own, now);
 	if (t->depth)
@@ -201,6 +219,9 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 
 	t->stops++;
 	t->now = e->clock_cpu ? cpu : wall;
+	if (e->compensate)
+		t->kcost += kernel_part(e, t, wall, cpu);
+	t->vnow = virtual_now(e, t);
 	if (e->suspend && t->last_wall && t->depth && t->stack[t->depth - 1].node &&
 	    cpu >= t->last_cpu) {
 		/* off CPU since the previous stop, less what that stop itself cost */
@@ -211,9 +232,10 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 		/* below this it is the noise of the stops themselves, not a wait */
 		if (off > 5000 + 2 * e->ck_ns) {
 			struct frame *top = &t->stack[t->depth - 1];
-			struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id, wall);
+			struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id,
+							t->vnow);
 
-			ctree_leave(e->p, t->ct, n, off, 0, wall);
+			ctree_leave(e->p, t->ct, n, off, 0, t->vnow);
 			top->child_ns += off;
 		}
 	}
@@ -256,8 +278,7 @@ static struct frame *frame_push(const struct engine *e, struct task *t, uint64_t
 	f = &t->stack[t->depth++];
 	f->slot = rsp;
 	f->stops_entry = t->stops;
-	f->hsum_entry = t->hsum;
-	f->entry_ts = e->clock_cpu ? t->now : ts;
+	f->entry_ts = t->vnow;
 	f->child_ns = 0;
 	f->node = NULL;
 	f->region = (int8_t)r;
@@ -323,7 +344,7 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 				t->ct->spawned_as = m->ids[b->func];
 				t->ct->spawned_arg = arg0;
 			}
-			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], ts);
+			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], t->vnow);
 			e->st->recorded++;
 		}
 	}
@@ -358,6 +379,12 @@ void shadow_copy(struct engine *e, struct task *c, const struct task *parent)
 			f->node = node;
 		}
 	}
+	/* the child goes on along the parent's time line */
+	c->stops = parent->stops;
+	c->kcost = parent->kcost;
+	c->hsum = parent->hsum;
+	c->now = parent->now;
+	c->vnow = parent->vnow;
 	memcpy(c->regions, parent->regions, sizeof(c->regions));
 	c->nr_regions = parent->nr_regions;
 	c->home = parent->home;
