@@ -632,6 +632,8 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 		return;
 	b->kind = BP_EXIT;
 	b->mod = c->mod;
+	if (plan.kind == PLAN_JMP)
+		b->target = plan.insn.target;   /* a jmp out: maybe a PLT stub (engine.c) */
 	if (apply_plan(c, b, &plan) < 0)
 		b->nr_orig = 0;     /* out of XOL room: never written */
 }

@@ -401,6 +401,37 @@ static uint64_t tail_into(struct engine *e, struct task *t, uint64_t target, uin
 	return tb->resume ? tb->resume : target + 1;
 }
 
+/* Where the PLT stub at @stub jumps: 'jmp *slot(%rip)', possibly after endbr64 and
+ * with a bnd prefix (.plt.sec), read through its GOT slot. 0 if it is no such stub. */
+static uint64_t plt_target(struct proc *pr, uint64_t stub)
+{
+	uint8_t c[16];
+	uint64_t slot, final;
+	size_t i = 0;
+	int32_t disp;
+
+	if (mem_read(pr, stub, c, sizeof(c)) < 0)
+		return 0;
+	if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		i = 4;                                  /* endbr64 */
+	if (c[i] == 0xf2)
+		i++;                                    /* bnd */
+	if (c[i] != 0xff || c[i + 1] != 0x25)
+		return 0;
+	memcpy(&disp, c + i + 2, 4);
+	slot = stub + i + 6 + (uint64_t)(int64_t)disp;
+	if (mem_read(pr, slot, &final, sizeof(final)) < 0)
+		return 0;
+	return final;
+}
+
+static bool is_entry(const struct aspace *as, uint64_t raddr)
+{
+	const struct bp *b = bp_find(as, raddr);
+
+	return b && b->kind == BP_ENTRY && b->nr_orig;
+}
+
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
 static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 {
@@ -445,6 +476,17 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	}
 	case BP_EXIT:
 		e->st->stops++;
+		if (b->target) {
+			/* a jmp to untraced code: a PLT stub whose GOT slot leads to a traced
+			 * function is a tail call into it */
+			uint64_t final = plt_target(pr, b->target);
+
+			if (final && is_entry(pr->as, final)) {
+				ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
+				       tail_into(e, t, final, regs.rsp, regs.rdi, ts));
+				return true;
+			}
+		}
 		shadow_exit(e, t, regs.rsp, ts);
 		break;
 	case BP_PATCH:
