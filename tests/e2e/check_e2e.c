@@ -388,6 +388,17 @@ static void tally_tree(struct tally *t, json_object *node)
  * the tree nodes' calls add up to functions[].calls; a function's callers add up to its
  * calls (root calls, the children of 'undefined', aside) and never name 'undefined';
  * times are non-negative integers. */
+/* Callees of function object @fn that are functions, not the pseudo 'suspend'. */
+static size_t real_callees(json_object *fn)
+{
+	json_object *callees = jarr(fn, "callees");
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(callees); i++)
+		n += *jstr(json_object_array_get_idx(callees, i), "module") != '\0';
+	return n;
+}
+
 static void check_consistency(json_object *root)
 {
 	json_object *fns = jarr(root, "functions"), *threads = jarr(root, "threads");
@@ -643,7 +654,9 @@ START_TEST(callers_link_modes)
 	ck_assert_ptr_nonnull(shared);
 	ck_assert_str_eq(jstr(shared, "module"), name);
 	ck_assert_int_eq(json_object_array_length(jarr(shared, "callers")), 4);
-	ck_assert_int_eq(json_object_array_length(jarr(shared, "callees")), 0);
+	/* it calls nothing; 'suspend' (module "", time off the CPU) may appear under any
+	 * function when the machine is busy */
+	ck_assert_int_eq(real_callees(shared), 0);
 	traced_free(&t);
 }
 END_TEST
@@ -802,11 +815,18 @@ START_TEST(stripped_static)
 	ck_assert_int_eq(fn_calls(t.report, "main"), 1);
 	main_fn = fn_find(t.report, "main");
 	callees = jarr(main_fn, "callees");
-	/* main -> touch (named by address now) -> open... (libc, also fn_0x...) */
-	ck_assert_int_ge(json_object_array_length(callees), 1);
-	ck_assert_msg(strncmp(jstr(json_object_array_get_idx(callees, 0), "name"), "fn_0x", 5) == 0,
-		      "main's callee is %s", jstr(json_object_array_get_idx(callees, 0), "name"));
-	ck_assert_int_eq(jint(json_object_array_get_idx(callees, 0), "calls"), 1);
+	/* main -> touch (named by address now) -> open... (libc, also fn_0x...); 'suspend'
+	 * may come too on a busy machine */
+	ck_assert_int_eq(real_callees(main_fn), 1);
+	for (size_t i = 0; i < json_object_array_length(callees); i++) {
+		json_object *k = json_object_array_get_idx(callees, i);
+
+		if (!*jstr(k, "module"))
+			continue;
+		ck_assert_msg(strncmp(jstr(k, "name"), "fn_0x", 5) == 0, "main's callee is %s",
+			      jstr(k, "name"));
+		ck_assert_int_eq(jint(k, "calls"), 1);
+	}
 	unlink(file);
 	rmdir(dir);
 	traced_free(&t);
