@@ -106,6 +106,30 @@ void opts_usage(FILE *out)
 	      out);
 }
 
+/* The message for an option getopt rejected: @arg is the argument it stopped at. */
+static void unknown_option(const char *arg, char *err, size_t errlen)
+{
+	if (arg[0] == '-' && arg[1] == '-') {
+		const char *eq = strchr(arg, '=');
+		size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+
+		for (const struct option *lo = long_opts; eq && lo->name; lo++) {
+			if (strlen(lo->name) == len && !strncmp(lo->name, arg + 2, len) &&
+			    lo->has_arg == no_argument) {
+				snprintf(err, errlen, "option '--%s' takes no argument ('%s'); see calltrace --help",
+					 lo->name, arg);
+				return;
+			}
+		}
+		snprintf(err, errlen, "unknown option '%s'; see calltrace --help", arg);
+		return;
+	}
+	if (optopt > 0 && optopt < 128)
+		snprintf(err, errlen, "unknown option '-%c'; see calltrace --help", optopt);
+	else
+		snprintf(err, errlen, "unknown option '%s'; see calltrace --help", arg);
+}
+
 static void push(const char ***arr, size_t *nr, size_t *cap, const char *s)
 {
 	xgrow(arr, cap, *nr + 1, sizeof(**arr));
@@ -144,9 +168,11 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 		argc--;
 		argv++;
 	}
-	optind = 1;
-	while ((c = getopt_long(argc, argv, report_mode ? ":f:co:s:hp:d:q" : "+:f:co:s:hp:d:q", long_opts,
-				NULL)) != -1) {
+	optind = 0;       /* glibc: 0 reinitialises getopt (1 would keep its state) */
+	/* tracing: stop at the program ('+'), its arguments are its own; report: the file
+	 * may come anywhere ('-' returns it as option 1, whatever POSIXLY_CORRECT says) */
+	while ((c = getopt_long(argc, argv, report_mode ? "-:f:co:s:hp:d:q" : "+:f:co:s:hp:d:q",
+				long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!*optarg) {
@@ -270,26 +296,34 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			snprintf(err, errlen, "%s: missing argument; see calltrace --help",
 				 argv[optind - 1]);
 			return OPTS_ERROR;
+		case 1:
+			/* report mode: the saved profile (a second one is an error below) */
+			if (o->report_file) {
+				snprintf(err, errlen, "report: '%s': one saved profile at a time; usage: calltrace report FILE [--format NAME]",
+					 optarg);
+				return OPTS_ERROR;
+			}
+			o->report_file = optarg;
+			break;
 		default:
-			if (optopt)
-				snprintf(err, errlen, "unknown option '-%c'; see calltrace --help", optopt);
-			else
-				snprintf(err, errlen, "unknown option '%s'; see calltrace --help",
-					 argv[optind - 1]);
+			unknown_option(argv[optind - 1], err, errlen);
 			return OPTS_ERROR;
 		}
 	}
 	if (report_mode) {
-		if (optind >= argc) {
+		/* after "--", names are not returned as option 1 */
+		for (; optind < argc; optind++) {
+			if (o->report_file) {
+				snprintf(err, errlen, "report: '%s': one saved profile at a time; usage: calltrace report FILE [--format NAME]",
+					 argv[optind]);
+				return OPTS_ERROR;
+			}
+			o->report_file = argv[optind];
+		}
+		if (!o->report_file) {
 			snprintf(err, errlen, "report: no profile given; usage: calltrace report FILE [--format NAME] [-o OUT]");
 			return OPTS_ERROR;
 		}
-		if (optind + 1 < argc) {
-			snprintf(err, errlen, "report: '%s': one saved profile at a time; usage: calltrace report FILE [--format NAME]",
-				 argv[optind + 1]);
-			return OPTS_ERROR;
-		}
-		o->report_file = argv[optind];
 		if (o->nr_patterns || o->count) {
 			snprintf(err, errlen, "report: -f and -c apply when tracing, not to a saved profile");
 			return OPTS_ERROR;

@@ -117,8 +117,12 @@ void profile_span(const struct profile *p, uint64_t *first, uint64_t *last)
 		/* each thread has its own CPU clock: the trace's span is their sum */
 		uint64_t sum = 0;
 
-		for (size_t i = 0; i < p->nr_threads; i++)
-			sum += p->threads[i]->last_ts - p->threads[i]->first_ts;
+		for (size_t i = 0; i < p->nr_threads; i++) {
+			const struct ct_thread *t = p->threads[i];
+
+			if (t->first_ts && t->last_ts > t->first_ts)
+				sum += t->last_ts - t->first_ts;
+		}
 		*first = sum ? 1 : 0;
 		*last = sum ? 1 + sum : 0;
 		return;

@@ -709,6 +709,7 @@ static void finish_pending_trap(struct engine *e, struct task *t, uint64_t ts)
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
 		return;
 	while (waitpid(t->tid, &st, __WALL) == t->tid && WIFSTOPPED(st)) {
+		shadow_stop(e, t, now_ns());
 		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16)) {
 			if (!on_trap(e, t, ts))
 				t->pending_sig = SIGTRAP;     /* the program's own, after all */
@@ -779,6 +780,7 @@ static void detach_all(struct engine *e, uint64_t ts)
 		if (!WIFSTOPPED(st))
 			continue;
 		t->stopped = true;
+		shadow_stop(e, t, now_ns());
 		if ((st >> 16) == PTRACE_EVENT_STOP || (st >> 16))
 			continue;       /* interrupt, group stop or event: nothing to carry */
 		if (WSTOPSIG(st) == SIGTRAP && on_trap(e, t, ts))

@@ -287,6 +287,12 @@ static struct frame *frame_push(const struct engine *e, struct task *t, uint64_t
 
 void shadow_close_all(struct engine *e, struct task *t, uint64_t ts)
 {
+	/* not always at a stop of the thread (its exit status, the end of a detach): bring
+	 * its time line to @ts, counting no stop */
+	if (t->depth) {
+		t->now = e->clock_cpu ? (e->need_cpu ? shadow_read_cpu(t) : t->now) : ts;
+		t->vnow = virtual_now(e, t);
+	}
 	while (t->depth)
 		frame_close(e, t, ts);
 }
