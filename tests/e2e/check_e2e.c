@@ -12,382 +12,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef CT_CALLTRACE
-#error "CT_CALLTRACE (path of the calltrace executable) must be defined"
-#endif
-#ifndef CT_FIXTURE_DIR
-#error "CT_FIXTURE_DIR (directory of the built fixtures) must be defined"
-#endif
+#include "e2e_util.h"
+
 #ifndef CT_FIXTURE_SRC_DIR
 #error "CT_FIXTURE_SRC_DIR (fixtures source directory) must be defined"
 #endif
 
-#define FIX(name) CT_FIXTURE_DIR "/" name
-#define TEST_TIMEOUT 300
+/* ------------------------------------------------------------------ report helpers */
 
-/* ------------------------------------------------------------------ processes */
-
-struct buf {
-	char *p;			/* NUL-terminated, may also contain NULs */
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const void *data, size_t len)
-{
-	if (b->len + len + 1 > b->cap) {
-		b->cap = (b->len + len + 1) * 2;
-		b->p = realloc(b->p, b->cap);
-		ck_assert_ptr_nonnull(b->p);
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-	b->p[b->len] = '\0';
-}
-
-struct run {
-	int status;			/* exit code, or 128+N if killed by signal N */
-	struct buf out, err;
-};
-
-static void run_free(struct run *r)
-{
-	free(r->out.p);
-	free(r->err.p);
-	memset(r, 0, sizeof(*r));
-}
-
-/* Run argv (argv[0] is a path, or a name looked up in PATH) in @cwd (NULL: ours) with
- * @in on stdin (NULL: empty), collecting stdout, stderr and status into @r (free with
- * run_free). The child gets SIGPIPE at its default and no core dumps. */
-static void run_argv(char *const argv[], const char *cwd, const char *in, size_t in_len,
-		     struct run *r)
-{
-	int pin[2], pout[2], perr[2], st;
-	size_t in_off = 0;
-	pid_t pid;
-
-	memset(r, 0, sizeof(*r));
-	buf_add(&r->out, "", 0);
-	buf_add(&r->err, "", 0);
-	ck_assert(pipe2(pin, O_CLOEXEC) == 0 && pipe2(pout, O_CLOEXEC) == 0 &&
-		  pipe2(perr, O_CLOEXEC) == 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct rlimit no_core = { 0, 0 };
-
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		dup2(perr[1], 2);
-		signal(SIGPIPE, SIG_DFL);
-		setrlimit(RLIMIT_CORE, &no_core);
-		if (cwd && chdir(cwd) < 0)
-			_exit(120);
-		execvp(argv[0], argv);
-		dprintf(2, "check_e2e: cannot exec %s: %s\n", argv[0], strerror(errno));
-		_exit(121);
-	}
-	close(pin[0]);
-	close(pout[1]);
-	close(perr[1]);
-	if (!in || in_len == 0) {
-		close(pin[1]);
-		pin[1] = -1;
-	} else {
-		fcntl(pin[1], F_SETFL, O_NONBLOCK);
-	}
-	while (pout[0] >= 0 || perr[0] >= 0) {
-		struct pollfd pfd[3] = { { pout[0], POLLIN, 0 }, { perr[0], POLLIN, 0 },
-					 { pin[1], POLLOUT, 0 } };
-		char chunk[65536];
-
-		if (poll(pfd, 3, -1) < 0) {
-			ck_assert_int_eq(errno, EINTR);
-			continue;
-		}
-		for (int i = 0; i < 2; i++) {
-			int *fd = i ? &perr[0] : &pout[0];
-			ssize_t n;
-
-			if (*fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(*fd, chunk, sizeof(chunk));
-			if (n > 0) {
-				buf_add(i ? &r->err : &r->out, chunk, (size_t)n);
-			} else if (n == 0 || errno != EINTR) {
-				close(*fd);
-				*fd = -1;
-			}
-		}
-		if (pin[1] >= 0 && (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t n = write(pin[1], in + in_off, in_len - in_off);
-
-			if (n > 0)
-				in_off += (size_t)n;
-			if ((n < 0 && errno != EAGAIN && errno != EINTR) || in_off == in_len) {
-				close(pin[1]);	/* done, or the reader is gone (EPIPE) */
-				pin[1] = -1;
-			}
-		}
-	}
-	if (pin[1] >= 0)
-		close(pin[1]);
-	while (waitpid(pid, &st, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* The first 600 bytes of calltrace's stderr, for failure messages. Borrowed from @r. */
-static const char *err_head(struct run *r)
-{
-	if (r->err.len > 600)
-		r->err.p[600] = '\0';
-	return r->err.p;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	ck_assert_ptr_nonnull(d);
-	return d;
-}
-
-/* Read a whole file; caller owns the result (free). NULL if it cannot be read. */
-static char *read_file(const char *path, size_t *len)
-{
-	struct buf b = { 0 };
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	buf_add(&b, "", 0);
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		buf_add(&b, chunk, (size_t)n);
-	close(fd);
-	if (len)
-		*len = b.len;
-	return b.p;
-}
-
-static void write_file(const char *path, const void *data, size_t len, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	ck_assert_msg(fd >= 0, "cannot create %s: %s", path, strerror(errno));
-	ck_assert(write(fd, data, len) == (ssize_t)len);
-	ck_assert(fchmod(fd, mode) == 0);	/* whatever the umask */
-	close(fd);
-}
-
-/* ------------------------------------------------------------------ JSON report */
-
-static long long jint(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return -1;
-	return json_object_get_int64(v);
-}
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* Parse the JSON file @path; caller owns the result (json_object_put), NULL on error.
- * Call trees nest deeper than json-c's default limit of 32 (fib(20): ~45 levels). */
-static json_object *json_load(const char *path)
-{
-	size_t len;
-	char *text = read_file(path, &len);
-	struct json_tokener *tok = json_tokener_new_ex(100000);
-	json_object *o = NULL;
-
-	ck_assert_ptr_nonnull(tok);
-	if (text && len > 0 && len < INT_MAX) {
-		o = json_tokener_parse_ex(tok, text, (int)len);
-		if (!o || json_tokener_get_error(tok) != json_tokener_success)
-			fprintf(stderr, "%s: %s\n", path,
-				json_tokener_error_desc(json_tokener_get_error(tok)));
-	}
-	json_tokener_free(tok);
-	free(text);
-	return o;
-}
-
-/* Borrowed array member @key of @o; fails the test if absent. */
-static json_object *jarr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v) &&
-		      json_object_is_type(v, json_type_array),
-		      "report: \"%s\" is missing or not an array", key);
-	return v;
-}
-
-static int name_is(json_object *o, const char *name)
-{
-	const char *n = jstr(o, "name");
-
-	return n && strcmp(n, name) == 0;
-}
-
-/* First entry of functions[] named @name; borrowed from @root, NULL if none. */
-static json_object *fn_find(json_object *root, const char *name)
-{
-	json_object *fns = jarr(root, "functions");
-
-	for (size_t i = 0; i < json_object_array_length(fns); i++)
-		if (name_is(json_object_array_get_idx(fns, i), name))
-			return json_object_array_get_idx(fns, i);
-	return NULL;
-}
-
-/* Sum of calls of the entries named @name in the array @key of every function named
- * @owner (0 if none). */
-static long long list_calls(json_object *root, const char *owner, const char *key,
-			    const char *name)
-{
-	json_object *fns = jarr(root, "functions");
-	long long sum = 0;
-
-	for (size_t i = 0; i < json_object_array_length(fns); i++) {
-		json_object *f = json_object_array_get_idx(fns, i), *l;
-
-		if (!name_is(f, owner))
-			continue;
-		l = jarr(f, key);
-		for (size_t j = 0; j < json_object_array_length(l); j++)
-			if (name_is(json_object_array_get_idx(l, j), name))
-				sum += jint(json_object_array_get_idx(l, j), "calls");
-	}
-	return sum;
-}
-
-/* Calls of every function named @name, summed (0 if absent). */
-static long long fn_calls(json_object *root, const char *name)
-{
-	json_object *fns = jarr(root, "functions");
-	long long sum = 0;
-
-	for (size_t i = 0; i < json_object_array_length(fns); i++)
-		if (name_is(json_object_array_get_idx(fns, i), name))
-			sum += jint(json_object_array_get_idx(fns, i), "calls");
-	return sum;
-}
-
-/* Calls from @from to @to; the callees of @from and the callers of @to must agree. */
-static long long edge_calls(json_object *root, const char *from, const char *to)
-{
-	long long down = list_calls(root, from, "callees", to);
-	long long up = list_calls(root, to, "callers", from);
-
-	ck_assert_msg(down == up, "edge %s->%s: %lld in %s's callees, %lld in %s's callers",
-		      from, to, down, from, up, to);
-	return down;
-}
-
-/* Calls of the tree node at @path ("main/a/b", below each thread's 'undefined' root),
- * summed over threads; 0 if no thread has it. */
-static long long tree_path_calls(json_object *root, const char *path)
-{
-	json_object *threads = jarr(root, "threads");
-	long long sum = 0;
-
-	for (size_t t = 0; t < json_object_array_length(threads); t++) {
-		json_object *node, *kids;
-		char *copy = xstrdup(path), *save = NULL;
-
-		ck_assert(json_object_object_get_ex(json_object_array_get_idx(threads, t),
-						    "tree", &node));
-		for (char *part = strtok_r(copy, "/", &save); part && node;
-		     part = strtok_r(NULL, "/", &save)) {
-			json_object *next = NULL;
-
-			if (json_object_object_get_ex(node, "children", &kids))
-				for (size_t i = 0; i < json_object_array_length(kids); i++)
-					if (name_is(json_object_array_get_idx(kids, i), part))
-						next = json_object_array_get_idx(kids, i);
-			node = next;
-		}
-		if (node)
-			sum += jint(node, "calls");
-		free(copy);
-	}
-	return sum;
-}
-
-struct name_count {
-	const char *name;
-	long long n;
-};
-
-struct tally {
-	struct name_count *v;
-	size_t nr, cap;
-};
-
-static void tally_add(struct tally *t, const char *name, long long n)
-{
-	for (size_t i = 0; i < t->nr; i++)
-		if (strcmp(t->v[i].name, name) == 0) {
-			t->v[i].n += n;
-			return;
-		}
-	if (t->nr == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 64;
-		t->v = realloc(t->v, t->cap * sizeof(*t->v));
-		ck_assert_ptr_nonnull(t->v);
-	}
-	t->v[t->nr++] = (struct name_count){ name, n };
-}
-
-static long long tally_get(const struct tally *t, const char *name)
-{
-	for (size_t i = 0; i < t->nr; i++)
-		if (strcmp(t->v[i].name, name) == 0)
-			return t->v[i].n;
-	return 0;
-}
-
-static void tally_tree(struct tally *t, json_object *node)
-{
-	json_object *kids;
-	const char *name = jstr(node, "name");
-
-	ck_assert_msg(name, "report: tree node without a name");
-	ck_assert_msg(jint(node, "calls") >= 0, "report: tree node %s: bad calls", name);
-	tally_add(t, name, jint(node, "calls"));
-	if (json_object_object_get_ex(node, "children", &kids))
-		for (size_t i = 0; i < json_object_array_length(kids); i++)
-			tally_tree(t, json_object_array_get_idx(kids, i));
-}
-
-/* Checks every report must pass: each thread's tree is rooted at 'undefined'; per name,
- * the tree nodes' calls add up to functions[].calls; a function's callers add up to its
- * calls (root calls, the children of 'undefined', aside) and never name 'undefined';
- * times are non-negative integers. */
 /* Callees of function object @fn that are functions, not the pseudo 'suspend'. */
 static size_t real_callees(json_object *fn)
 {
@@ -399,169 +39,7 @@ static size_t real_callees(json_object *fn)
 	return n;
 }
 
-static void check_consistency(json_object *root)
-{
-	json_object *fns = jarr(root, "functions"), *threads = jarr(root, "threads");
-	struct tally tree = { 0 }, roots = { 0 }, table = { 0 };
-
-	ck_assert_msg(json_object_array_length(threads) > 0, "report: no threads");
-	for (size_t t = 0; t < json_object_array_length(threads); t++) {
-		json_object *th = json_object_array_get_idx(threads, t), *top, *kids;
-
-		ck_assert_msg(json_object_object_get_ex(th, "tree", &top), "thread without tree");
-		ck_assert_msg(name_is(top, "undefined"), "tree root is not 'undefined'");
-		if (!json_object_object_get_ex(top, "children", &kids))
-			continue;
-		for (size_t i = 0; i < json_object_array_length(kids); i++) {
-			json_object *k = json_object_array_get_idx(kids, i);
-
-			tally_add(&roots, jstr(k, "name"), jint(k, "calls"));
-			tally_tree(&tree, k);
-		}
-	}
-	for (size_t i = 0; i < json_object_array_length(fns); i++) {
-		json_object *f = json_object_array_get_idx(fns, i), *callers = jarr(f, "callers");
-		const char *name = jstr(f, "name");
-		long long calls = jint(f, "calls"), from_callers = 0;
-
-		ck_assert_msg(name && calls >= 0, "report: function %zu without name/calls", i);
-		tally_add(&table, name, calls);
-		for (size_t j = 0; j < json_object_array_length(callers); j++) {
-			json_object *c = json_object_array_get_idx(callers, j);
-
-			ck_assert_msg(!name_is(c, "undefined"),
-				      "%s: callers list the pseudo caller 'undefined'", name);
-			from_callers += jint(c, "calls");
-		}
-		ck_assert_msg(from_callers + tally_get(&roots, name) == calls,
-			      "%s: %lld calls but callers account for %lld (+%lld as root)", name,
-			      calls, from_callers, tally_get(&roots, name));
-		for (int k = 0; k < 2; k++) {
-			const char *key = k ? "acc_ns" : "own_ns";
-			json_object *v;
-
-			/* absent or null in count mode */
-			if (json_object_object_get_ex(f, key, &v) && v)
-				ck_assert_msg(json_object_is_type(v, json_type_int) &&
-					      json_object_get_int64(v) >= 0,
-					      "%s: %s is not a non-negative integer", name, key);
-		}
-	}
-	for (size_t i = 0; i < table.nr; i++)
-		ck_assert_msg(tally_get(&tree, table.v[i].name) == table.v[i].n,
-			      "%s: functions[] says %lld calls, the thread trees %lld",
-			      table.v[i].name, table.v[i].n, tally_get(&tree, table.v[i].name));
-	for (size_t i = 0; i < tree.nr; i++)
-		ck_assert_msg(tally_get(&table, tree.v[i].name) == tree.v[i].n,
-			      "%s: in the thread trees but not (or less) in functions[]",
-			      tree.v[i].name);
-	free(tree.v);
-	free(roots.v);
-	free(table.v);
-}
-
-struct count {
-	const char *name;
-	long long calls;
-};
-
-struct edge {
-	const char *from, *to;
-	long long calls;
-};
-
-#define END_COUNTS { NULL, 0 }
-#define END_EDGES { NULL, NULL, 0 }
-
-static void expect_counts(json_object *root, const struct count *c, const struct edge *e)
-{
-	for (; c && c->name; c++)
-		ck_assert_msg(fn_calls(root, c->name) == c->calls, "calls of %s: %lld, expected %lld",
-			      c->name, fn_calls(root, c->name), c->calls);
-	for (; e && e->from; e++)
-		ck_assert_msg(edge_calls(root, e->from, e->to) == e->calls,
-			      "calls %s->%s: %lld, expected %lld", e->from, e->to,
-			      edge_calls(root, e->from, e->to), e->calls);
-}
-
-/* ------------------------------------------------------------------ traced runs */
-
-struct traced {
-	struct run plain, traced;
-	json_object *report;		/* owned */
-};
-
-static void traced_free(struct traced *t)
-{
-	run_free(&t->plain);
-	run_free(&t->traced);
-	json_object_put(t->report);
-}
-
-/* Run fixture @name with @args (NULL-terminated, may be NULL) and stdin @in, untraced and
- * under `calltrace --format json -o TMP --`. Asserts the untraced status is
- * @want_status, that both runs print the same stdout bytes and end with the same status,
- * and that the report parses and is consistent. Caller frees @t (traced_free). */
-static void trace_fixture(const char *name, const char *const *args, const char *in,
-			  size_t in_len, int want_status, struct traced *t)
-{
-	char path[4096], json_path[] = "/tmp/calltrace-e2e-XXXXXX";
-	char *argv[32];
-	int n = 0, fd;
-	size_t nr_args = 0;
-
-	memset(t, 0, sizeof(*t));
-	snprintf(path, sizeof(path), "%s/%s", CT_FIXTURE_DIR, name);
-	while (args && args[nr_args])
-		nr_args++;
-	ck_assert(nr_args < 20);
-
-	argv[n++] = path;
-	for (size_t i = 0; i < nr_args; i++)
-		argv[n++] = (char *)args[i];
-	argv[n] = NULL;
-	run_argv(argv, NULL, in, in_len, &t->plain);
-	ck_assert_msg(t->plain.status == want_status, "%s untraced: status %d, expected %d",
-		      name, t->plain.status, want_status);
-
-	fd = mkstemp(json_path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	n = 0;
-	argv[n++] = CT_CALLTRACE;
-	argv[n++] = "--format";
-	argv[n++] = "json";
-	argv[n++] = "-o";
-	argv[n++] = json_path;
-	argv[n++] = "--";
-	argv[n++] = path;
-	for (size_t i = 0; i < nr_args; i++)
-		argv[n++] = (char *)args[i];
-	argv[n] = NULL;
-	run_argv(argv, NULL, in, in_len, &t->traced);
-
-	ck_assert_msg(t->traced.status == t->plain.status,
-		      "%s: traced status %d, untraced %d; calltrace stderr:\n%s", name,
-		      t->traced.status, t->plain.status, err_head(&t->traced));
-	ck_assert_msg(t->traced.out.len == t->plain.out.len &&
-		      memcmp(t->traced.out.p, t->plain.out.p, t->plain.out.len) == 0,
-		      "%s: stdout differs: traced %zu bytes \"%.200s\", untraced %zu bytes "
-		      "\"%.200s\"", name, t->traced.out.len, t->traced.out.p, t->plain.out.len,
-		      t->plain.out.p);
-	t->report = json_load(json_path);
-	unlink(json_path);
-	ck_assert_msg(t->report, "%s: no parseable JSON report; calltrace stderr:\n%s", name,
-		      err_head(&t->traced));
-	check_consistency(t->report);
-}
-
-/* The number printed after @key in @text, or -1. */
-static long long number_after(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-
-	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
-}
+/* ------------------------------------------------------------------ trace */
 
 START_TEST(recursion_fib20)
 {
@@ -572,7 +50,7 @@ START_TEST(recursion_fib20)
 	struct traced t;
 	json_object *fib, *main_fn;
 
-	trace_fixture("recursion", args, NULL, 0, 0, &t);
+	trace_fixture("recursion", NULL, args, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "fib(20) = 6765\n");
 	expect_counts(t.report, c, e);
 	ck_assert_int_eq(tree_path_calls(t.report, "main"), 1);
@@ -603,7 +81,7 @@ START_TEST(recursion_file_line)
 	ck_assert_ptr_nonnull(def);
 	for (const char *p = src; p < def; p++)
 		line += *p == '\n';
-	trace_fixture("recursion", args, NULL, 0, 0, &t);
+	trace_fixture("recursion", NULL, args, NULL, 0, 0, &t);
 	fib = fn_find(t.report, "fib");
 	ck_assert_ptr_nonnull(fib);
 	ck_assert_int_eq(jint(fib, "calls"), 177);
@@ -624,7 +102,7 @@ START_TEST(mutual_even_odd)
 					 END_EDGES };
 	struct traced t;
 
-	trace_fixture("mutual", NULL, NULL, 0, 0, &t);
+	trace_fixture("mutual", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "10 even: 1\n7 odd: 1\n");
 	expect_counts(t.report, c, e);
 	ck_assert_int_eq(tree_path_calls(t.report, "main/is_odd/is_even/is_odd/is_even"), 1);
@@ -647,7 +125,7 @@ START_TEST(callers_link_modes)
 	struct traced t;
 	json_object *shared;
 
-	trace_fixture(name, NULL, NULL, 0, 0, &t);
+	trace_fixture(name, NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "total = 63\n");
 	expect_counts(t.report, c, e);
 	shared = fn_find(t.report, "shared");
@@ -670,7 +148,7 @@ START_TEST(tailcall_chain)
 					 { "a", "c", 0 }, { "main", "leaf", 0 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("tailcall", NULL, NULL, 0, 0, &t);
+	trace_fixture("tailcall", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "sum = 70\n");
 	expect_counts(t.report, c, e);
 	ck_assert_int_eq(tree_path_calls(t.report, "main/a/b/c/leaf"), 3);
@@ -689,7 +167,7 @@ START_TEST(ripfirst_relocated)
 					 { "main", "addrg", 1 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("ripfirst", NULL, NULL, 0, 0, &t);
+	trace_fixture("ripfirst", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p,
 			 "g=7 g=1000 g=1000 g=2000 c=0x1122334455667788 x4 addr ok\n");
 	expect_counts(t.report, c, e);
@@ -705,7 +183,7 @@ START_TEST(tiny_ret_functions)
 					 END_EDGES };
 	struct traced t;
 
-	trace_fixture("tiny", NULL, NULL, 0, 0, &t);
+	trace_fixture("tiny", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "xor_ret sum 0\n");
 	expect_counts(t.report, c, e);
 	traced_free(&t);
@@ -720,7 +198,7 @@ START_TEST(endbr_functions)
 					 END_EDGES };
 	struct traced t;
 
-	trace_fixture("endbr", NULL, NULL, 0, 0, &t);
+	trace_fixture("endbr", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p, "result 15\n");
 	expect_counts(t.report, c, e);
 	traced_free(&t);
@@ -737,7 +215,7 @@ START_TEST(fnptr_indirect)
 	struct traced t;
 	long long nr_cmp;
 
-	trace_fixture("fnptr", NULL, NULL, 0, 0, &t);
+	trace_fixture("fnptr", NULL, NULL, NULL, 0, 0, &t);
 	nr_cmp = number_after(t.plain.out.p, "cmp_int calls ");
 	ck_assert_msg(nr_cmp > 0, "fnptr printed no comparator count: %s", t.plain.out.p);
 	expect_counts(t.report, c, e);
@@ -756,7 +234,7 @@ START_TEST(exit_from_depth)
 					 { "d3", "d4", 1 }, { "d4", "d5", 1 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("exitdepth", NULL, NULL, 0, 3, &t);
+	trace_fixture("exitdepth", NULL, NULL, NULL, 0, 3, &t);
 	ck_assert_str_eq(t.plain.out.p, "in d5, exiting with 3\n");
 	expect_counts(t.report, c, e);
 	ck_assert_int_eq(tree_path_calls(t.report, "main/d1/d2/d3/d4/d5"), 1);
@@ -772,7 +250,7 @@ START_TEST(segv_at_depth)
 					 { "s1", "s2", 1 }, { "s2", "s3", 1 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("segv", NULL, NULL, 0, 128 + SIGSEGV, &t);
+	trace_fixture("segv", NULL, NULL, NULL, 0, 128 + SIGSEGV, &t);
 	ck_assert_str_eq(t.plain.out.p, "warm 10\n");
 	expect_counts(t.report, c, e);
 	ck_assert_int_eq(tree_path_calls(t.report, "main/s1/s2/s3"), 1);
@@ -786,7 +264,7 @@ START_TEST(status42_passthrough)
 	static const struct edge e[] = { { "main", "pick", 2 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("status42", NULL, NULL, 0, 42, &t);
+	trace_fixture("status42", NULL, NULL, NULL, 0, 42, &t);
 	ck_assert_str_eq(t.plain.out.p, "status 42\n");
 	ck_assert_str_eq(t.plain.err.p, "status42: exiting with 42\n");
 	ck_assert_msg(strstr(t.traced.err.p, "status42: exiting with 42\n"),
@@ -808,7 +286,7 @@ START_TEST(stripped_static)
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(file, sizeof(file), "%s/ran", dir);
-	trace_fixture("marker_static_stripped", args, NULL, 0, 0, &t);
+	trace_fixture("marker_static_stripped", NULL, args, NULL, 0, 0, &t);
 	ck_assert_msg(strstr(t.traced.err.p, "stripped") && strstr(t.traced.err.p, ".eh_frame") &&
 		      strstr(t.traced.err.p, "main found from _start"),
 		      "no note about the stripped program: %s", err_head(&t.traced));
@@ -850,7 +328,7 @@ START_TEST(catlines_stdin)
 		if (i < 99)
 			buf_add(&in, "\n", 1);
 	}
-	trace_fixture("catlines", NULL, in.p, in.len, 0, &t);
+	trace_fixture("catlines", NULL, NULL, in.p, in.len, 0, &t);
 	ck_assert_uint_eq(t.plain.out.len, in.len);
 	ck_assert(memcmp(t.plain.out.p, in.p, in.len) == 0);
 	expect_counts(t.report, c, e);
@@ -868,7 +346,7 @@ START_TEST(demo_readme)
 					 { "fib", "fib", 2162 }, { "main", "show", 4 }, END_EDGES };
 	struct traced t;
 
-	trace_fixture("demo", NULL, NULL, 0, 0, &t);
+	trace_fixture("demo", NULL, NULL, NULL, 0, 0, &t);
 	ck_assert_str_eq(t.plain.out.p,
 			 "primes below 100 = 25\nfib(5) = 5\nfib(10) = 55\nfib(15) = 610\n");
 	expect_counts(t.report, c, e);
@@ -890,7 +368,7 @@ static void calls_by_function(json_object *root, struct tally *t)
 		if (!*jstr(f, "module") || jint(f, "calls") == 0)
 			continue;
 		snprintf(key, sizeof(key), "%s@%s", jstr(f, "name"), jstr(f, "module"));
-		tally_add(t, xstrdup(key), jint(f, "calls"));
+		tally_add(t, xstrdup(key), NULL, jint(f, "calls"));
 	}
 }
 
@@ -1396,15 +874,6 @@ END_TEST
 
 /* ------------------------------------------------------------------ runner */
 
-static TCase *tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-
-	tcase_set_timeout(tc, TEST_TIMEOUT);
-	suite_add_tcase(s, tc);
-	return tc;
-}
-
 static Suite *fixtures_suite(void)
 {
 	Suite *s = suite_create("fixtures");
@@ -1453,30 +922,6 @@ static Suite *errors_suite(void)
 	tcase_add_loop_test(tcase(s, "error_path"), error_path, 0,
 			    (int)(sizeof(err_cases) / sizeof(err_cases[0])));
 	return s;
-}
-
-/* Can this process trace a child? (Denied under some container seccomp profiles.) */
-static int ptrace_permitted(void)
-{
-	int st;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return 0;
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
-			_exit(1);
-		raise(SIGSTOP);
-		_exit(0);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return 0;
-	if (WIFSTOPPED(st)) {
-		ptrace(PTRACE_CONT, pid, NULL, NULL);
-		if (waitpid(pid, &st, 0) < 0)
-			return 0;
-	}
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 int main(void)

@@ -19,52 +19,9 @@
 #include "calltrace/profile.h"
 #include "calltrace/report.h"
 
+#include "unit_util.h"
+
 /* ------------------------------------------------------------------ helpers */
-
-/* The report @name of @p with default options. Caller frees. */
-static char *render_opts(const struct profile *p, const char *name,
-			 const struct report_opts *ro)
-{
-	const struct report_ops *ops = report_find(name);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_msg(ops != NULL, "no writer %s", name);
-	ck_assert_int_eq(ops->emit(p, ro, f), 0);
-	fclose(f);
-	return buf;
-}
-
-static char *render(const struct profile *p, const char *name)
-{
-	struct report_opts ro;
-
-	report_opts_init(&ro);
-	return render_opts(p, name, &ro);
-}
-
-/* Fail with the first differing line (1-based) of @got and @want. */
-static void assert_same_text(const char *got, const char *want, const char *what)
-{
-	const char *g = got, *w = want;
-	int line = 1;
-
-	while (*g && *g == *w) {
-		if (*g == '\n')
-			line++;
-		g++;
-		w++;
-	}
-	if (!*g && !*w)
-		return;
-	while (g > got && g[-1] != '\n')
-		g--;
-	while (w > want && w[-1] != '\n')
-		w--;
-	ck_abort_msg("%s differs at line %d:\n got: [%.*s]\nwant: [%.*s]", what, line,
-		     (int)strcspn(g, "\n"), g, (int)strcspn(w, "\n"), w);
-}
 
 /* A temporary file holding @len bytes of @data. Caller unlinks and frees the name. */
 static char *temp_file(const void *data, size_t len)
@@ -267,7 +224,7 @@ static void assert_same_reports(const struct profile *a, const struct profile *b
 	struct report_opts ro;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char *x = render(a, names[i]), *y = render(b, names[i]);
+		char *x = render(a, names[i], NULL), *y = render(b, names[i], NULL);
 
 		assert_same_text(y, x, names[i]);
 		free(x);
@@ -278,7 +235,7 @@ static void assert_same_reports(const struct profile *a, const struct profile *b
 	ro.sort = REPORT_SORT_OWN;
 	ro.callers = false;
 	{
-		char *x = render_opts(a, "fprof", &ro), *y = render_opts(b, "fprof", &ro);
+		char *x = render(a, "fprof", &ro), *y = render(b, "fprof", &ro);
 
 		assert_same_text(y, x, "fprof totals sort=own no callers");
 		free(x);
@@ -289,7 +246,7 @@ static void assert_same_reports(const struct profile *a, const struct profile *b
 /* Save @p as JSON, load it back. Caller frees the result. */
 static struct profile *round_trip(const struct profile *p)
 {
-	char *json = render(p, "json"), err[256];
+	char *json = render(p, "json", NULL), err[256];
 	struct profile *q = NULL;
 
 	ck_assert_msg(load_bytes(json, strlen(json), &q, err, sizeof(err)) == 0, "load: %s",
@@ -320,7 +277,7 @@ END_TEST
 START_TEST(round_trip_bad_utf8)
 {
 	struct profile *p = build_full(true), *q = round_trip(p), *r = round_trip(q);
-	char *a = render(p, "json"), *b = render(q, "json");
+	char *a = render(p, "json", NULL), *b = render(q, "json", NULL);
 
 	assert_same_text(b, a, "json");
 	ck_assert_str_eq(q->funcs[3].name,
@@ -487,7 +444,7 @@ END_TEST
 START_TEST(error_every_prefix)
 {
 	struct profile *p = build_count(), *q;
-	char *json = render(p, "json"), err[256];
+	char *json = render(p, "json", NULL), err[256];
 	size_t len = strlen(json);
 
 	for (size_t n = 0; n + 1 < len; n++) {
@@ -507,7 +464,7 @@ END_TEST
 START_TEST(fuzz_damage)
 {
 	struct profile *p = build_full(true), *q;
-	char *json = render(p, "json"), err[256];
+	char *json = render(p, "json", NULL), err[256];
 	size_t len = strlen(json);
 	char *buf = malloc(len + 16);
 	unsigned seed = 12345;
@@ -541,7 +498,7 @@ START_TEST(fuzz_damage)
 
 			loaded++;
 			for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-				free(render(q, names[i]));
+				free(render(q, names[i], NULL));
 			profile_free(q);
 		} else {
 			ck_assert_ptr_null(q);
@@ -587,7 +544,7 @@ START_TEST(folded_golden)
 	m = ctree_enter(p, t, &t->root, f_b, 5);
 	ctree_leave(p, t, m, 9, 9, 14);
 
-	got = render(p, "folded");
+	got = render(p, "folded", NULL);
 	assert_same_text(got,
 			 "demo-4242/4242;main 938\n"
 			 "demo-4242/4242;main;b 7\n"
@@ -617,7 +574,7 @@ START_TEST(folded_names)
 
 		ctree_leave(p, t, n, 10 + i, 10 + i, 2);
 	}
-	got = render(p, "folded");
+	got = render(p, "folded", NULL);
 	assert_same_text(got,
 			 "my_app 3-7/8;1.5 18\n"
 			 "my_app 3-7/8;? 14\n"
@@ -635,7 +592,7 @@ END_TEST
 START_TEST(folded_count_mode)
 {
 	struct profile *p = build_count();
-	char *got = render(p, "folded");
+	char *got = render(p, "folded", NULL);
 
 	assert_same_text(got,
 			 "app-10/10;fib;fib 2500\n"
@@ -831,7 +788,7 @@ END_TEST
 START_TEST(svg_frames_and_widths)
 {
 	struct profile *p = build_full(true);
-	char *svg = render(p, "svg");
+	char *svg = render(p, "svg", NULL);
 	double w_main, w_fib, w_printf;
 	uint64_t acc_main = 0, acc_fib = 0, acc_printf = 0;
 
@@ -888,7 +845,7 @@ START_TEST(svg_elision)
 		n = ctree_enter(p, t, &t->root, f, 1);
 		ctree_leave(p, t, n, i % 100 ? 1 : 100000000, 1, 2);
 	}
-	svg = render(p, "svg");
+	svg = render(p, "svg", NULL);
 	assert_well_formed(svg);
 	frames = count_str(svg, "<g class=\"frame\"");
 	q = strstr(svg, " ns; ");
@@ -918,7 +875,7 @@ START_TEST(svg_unreturned)
 	ctree_leave(p, t, n, 300, 300, 302);
 	n = ctree_enter(p, t, m, f_b, 400);
 	ctree_leave(p, t, n, 100, 100, 500);
-	svg = render(p, "svg");
+	svg = render(p, "svg", NULL);
 	assert_well_formed(svg);
 	ck_assert_double_eq_tol(frame_width(svg, "main"), 1180.0, 0.001);
 	ck_assert_double_eq_tol(frame_width(svg, "a"), 885.0, 0.001);
@@ -932,7 +889,7 @@ END_TEST
 START_TEST(svg_count_mode)
 {
 	struct profile *p = build_count();
-	char *svg = render(p, "svg");
+	char *svg = render(p, "svg", NULL);
 
 	assert_well_formed(svg);
 	ck_assert_uint_eq(count_str(svg, "<g class=\"frame\""), 0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_writers.c - unit tests of the cprof, eprof, flat and callgrind writers, of
  * the count-mode paths of fprof and json, and of json's latency objects. The demo
- * profile replays the event stream of ../shared/docs/format-samples/tools/
+ * profile (sim_demo.c) replays the event stream of ../shared/docs/format-samples/tools/
  * gen_native_samples.py (the approach of check_report.c), so cprof, eprof and
  * callgrind must reproduce the shared native samples byte for byte (callgrind: but
  * for its creator: line, which names the version). The count-mode variant holds the
@@ -24,63 +24,13 @@
 #include "calltrace/profile.h"
 #include "calltrace/report.h"
 
+#include "sim_demo.h"
+#include "unit_util.h"
+
 #define GOLDEN_DIR CT_SOURCE_DIR "/tests/unit/golden/"
 #define SAMPLES_DIR CT_SHARED_DIR "/docs/format-samples/"
 
 /* ------------------------------------------------------------------ helpers */
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* The report @name of @p with options @ro. Caller frees. */
-static char *render(const struct profile *p, const char *name, const struct report_opts *ro)
-{
-	const struct report_ops *ops = report_find(name);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(ops);
-	ck_assert_int_eq(ops->emit(p, ro, f), 0);
-	fclose(f);
-	return buf;
-}
-
-/* Fail with the first differing line (1-based) of @got and @want. */
-static void assert_same_text(const char *got, const char *want, const char *what)
-{
-	const char *g = got, *w = want;
-	int line = 1;
-
-	while (*g && *g == *w) {
-		if (*g == '\n')
-			line++;
-		g++;
-		w++;
-	}
-	if (!*g && !*w)
-		return;
-	while (g > got && g[-1] != '\n')
-		g--;
-	while (w > want && w[-1] != '\n')
-		w--;
-	ck_abort_msg("%s differs at line %d:\n got: [%.*s]\nwant: [%.*s]", what, line,
-		     (int)strcspn(g, "\n"), g, (int)strcspn(w, "\n"), w);
-}
 
 static void assert_matches_file(const char *got, const char *path)
 {
@@ -115,200 +65,6 @@ static size_t count_lines(const char *s)
 	for (; *s; s++)
 		n += *s == '\n';
 	return n;
-}
-
-/* ------------------------------------------------------------------ demo profile */
-
-/* The profile builders also run outside a test (--write-samples), where Check's
- * assertions cannot be used. */
-#define need(cond)                                                                   \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #cond); \
-			abort();                                                     \
-		}                                                                    \
-	} while (0)
-
-
-/* The functions of gen_native_samples.py, in profile id order. */
-enum {
-	F_MAIN, F_FIB, F_CHEAP, F_COSTLY, F_SHARED, F_CALLER_A, F_CALLER_B, F_WORKER,
-	F_PTHREAD_CREATE, F_PTHREAD_JOIN, F_PRINTF, F_START_THREAD, F_SUSPEND, NR_DEMO_FUNCS
-};
-
-static const struct {
-	const char *name, *module, *file;
-	int line, arity;
-	uint64_t addr;
-} demo_funcs[NR_DEMO_FUNCS] = {
-	[F_MAIN] = { "main", "demo", "demo.c", 25, 0, 0x1270 },
-	[F_FIB] = { "fib", "demo", "demo.c", 5, 1, 0x1159 },
-	[F_CHEAP] = { "cheap", "demo", "demo.c", 6, 1, 0x1187 },
-	[F_COSTLY] = { "costly", "demo", "demo.c", 7, 1, 0x118c },
-	[F_SHARED] = { "shared", "demo", "demo.c", 12, 1, 0x120f },
-	[F_CALLER_A] = { "caller_a", "demo", "demo.c", 13, 1, 0x1214 },
-	[F_CALLER_B] = { "caller_b", "demo", "demo.c", 14, 1, 0x1242 },
-	[F_WORKER] = { "worker", "demo", "demo.c", 17, 1, 0x11bd },
-	[F_PTHREAD_CREATE] = { "pthread_create", "libc.so.6", NULL, 0, 0, 0x89380 },
-	[F_PTHREAD_JOIN] = { "pthread_join", "libc.so.6", NULL, 0, 0, 0x8ab80 },
-	[F_PRINTF] = { "printf", "libc.so.6", NULL, 0, 0, 0x525b0 },
-	[F_START_THREAD] = { "start_thread", "libc.so.6", NULL, 0, 0, 0 },
-	[F_SUSPEND] = { "suspend", "", NULL, 0, 0, 0 },
-};
-
-/* Timestamps are offset so that no event is at 0 (0 means "no event" in ct_thread). */
-#define TS_BASE 1000000000ull
-#define UNIT_NS 1000ull
-#define JITTER_NS 37ull
-
-struct frame {
-	struct ct_node *n;
-	uint64_t start, resume, own;
-};
-
-/* A thread replaying the generator's events: call, own time, return. */
-struct sim {
-	struct profile *p;
-	struct ct_thread *t;
-	uint64_t now;
-	struct frame st[64];
-	int depth;
-};
-
-static void sim_call(struct sim *s, ct_func_id f)
-{
-	struct ct_node *parent = s->depth ? s->st[s->depth - 1].n : &s->t->root;
-
-	if (s->depth) {
-		s->st[s->depth - 1].own += s->now - s->st[s->depth - 1].resume;
-		s->st[s->depth - 1].resume = s->now;
-	}
-	need(s->depth < 64);
-	s->st[s->depth++] = (struct frame){
-		.n = ctree_enter(s->p, s->t, parent, f, TS_BASE + s->now),
-		.start = s->now, .resume = s->now,
-	};
-}
-
-static void sim_own(struct sim *s, uint64_t units)
-{
-	s->now += units * UNIT_NS + JITTER_NS;
-}
-
-static void sim_ret(struct sim *s)
-{
-	struct frame *fr = &s->st[--s->depth];
-	uint64_t own = fr->own + (s->now - fr->resume);
-
-	if (fr->n->func == F_SUSPEND)
-		own = 0;   /* suspend: OWN 0, ACC the blocked time */
-	ctree_leave(s->p, s->t, fr->n, s->now - fr->start, own, TS_BASE + s->now);
-	if (s->depth)
-		s->st[s->depth - 1].resume = s->now;
-}
-
-static void sim_leaf(struct sim *s, ct_func_id f, uint64_t units)
-{
-	sim_call(s, f);
-	sim_own(s, units);
-	sim_ret(s);
-}
-
-static void sim_fib(struct sim *s, int n)
-{
-	sim_call(s, F_FIB);
-	sim_own(s, 18);
-	if (n >= 2) {
-		sim_fib(s, n - 1);
-		sim_own(s, 4);
-		sim_fib(s, n - 2);
-		sim_own(s, 4);
-	}
-	sim_ret(s);
-}
-
-static void sim_caller(struct sim *s, ct_func_id f, int n)
-{
-	sim_call(s, f);
-	sim_own(s, 22);
-	if (n > 0) {
-		sim_call(s, F_SHARED);
-		sim_own(s, 9);
-		sim_ret(s);
-		sim_own(s, 3);
-		sim_caller(s, f, n - 1);
-		sim_own(s, 3);
-	}
-	sim_ret(s);
-}
-
-static struct profile *demo_profile(void)
-{
-	struct profile *p = profile_new();
-	struct sim m = { .p = p }, w = { .p = p };
-	uint64_t worker_exit;
-
-	for (int i = 0; i < NR_DEMO_FUNCS; i++) {
-		ct_func_id id = profile_add_func(p, demo_funcs[i].name, demo_funcs[i].module,
-						 demo_funcs[i].file, demo_funcs[i].line,
-						 demo_funcs[i].arity, demo_funcs[i].addr);
-
-		need(id == (ct_func_id)i);
-	}
-	p->command = strdup("./demo");
-	m.t = profile_add_thread(p, 4242, 4242);
-	w.t = profile_add_thread(p, 4242, 4243);
-	w.t->parent_pid = 4242;
-	w.t->parent_tid = 4242;
-	w.t->spawned_as = F_WORKER;
-	w.t->spawned_arg = 0;
-
-	/* worker thread: first scheduled at 31000 units */
-	w.now = 31000 * UNIT_NS;
-	sim_call(&w, F_START_THREAD);
-	sim_own(&w, 700);
-	sim_call(&w, F_WORKER);
-	sim_own(&w, 150);
-	for (int i = 0; i < 5; i++) {
-		sim_own(&w, 12);
-		sim_leaf(&w, F_CHEAP, 8);
-	}
-	sim_own(&w, 20);
-	sim_leaf(&w, F_COSTLY, 1750);
-	sim_own(&w, 90);
-	sim_ret(&w);
-	sim_own(&w, 1200);
-	sim_ret(&w);
-	worker_exit = w.now;
-
-	/* main thread */
-	sim_call(&m, F_MAIN);
-	sim_own(&m, 1500);
-	sim_leaf(&m, F_PTHREAD_CREATE, 14000);
-	sim_own(&m, 300);
-	sim_fib(&m, 10);
-	sim_own(&m, 100);
-	sim_caller(&m, F_CALLER_A, 3);
-	sim_own(&m, 100);
-	sim_caller(&m, F_CALLER_B, 2);
-	sim_own(&m, 100);
-	sim_leaf(&m, F_CHEAP, 8);
-	sim_own(&m, 50);
-	sim_leaf(&m, F_COSTLY, 1700);
-	sim_own(&m, 200);
-	sim_call(&m, F_PTHREAD_JOIN);
-	sim_own(&m, 600);
-	sim_call(&m, F_SUSPEND);
-	m.now = worker_exit + 3000 * UNIT_NS + 211;   /* blocked in futex wait */
-	sim_ret(&m);
-	sim_own(&m, 400);
-	sim_ret(&m);
-	sim_own(&m, 100);
-	sim_leaf(&m, F_PRINTF, 5200);
-	sim_own(&m, 300);
-	sim_ret(&m);
-	need(m.depth == 0 && w.depth == 0);
-	return p;
 }
 
 /* ------------------------------------------------------------------ count mode */
@@ -1149,34 +905,6 @@ START_TEST(fprof_count_golden)
 END_TEST
 
 /* ------------------------------------------------------------------ json */
-
-static json_object *parse(const char *text)
-{
-	json_object *o = json_tokener_parse(text);
-
-	ck_assert_msg(o != NULL, "not JSON");
-	return o;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no key %s", key);
-	return v;
-}
-
-static json_object *find_named(json_object *arr, const char *name)
-{
-	for (size_t i = 0; i < json_object_array_length(arr); i++) {
-		json_object *e = json_object_array_get_idx(arr, i);
-
-		if (!strcmp(json_object_get_string(get(e, "name")), name))
-			return e;
-	}
-	ck_abort_msg("no entry named %s", name);
-	return NULL;
-}
 
 static bool is_null(json_object *o)
 {
