@@ -143,7 +143,7 @@ void rtld_init(struct engine *e, struct proc *pr, pid_t tid)
 	if (!mapping_of(pr->pid, at_base, file, sizeof(file), &base))
 		return;
 	base = at_base;
-	if (sym_module_load(file, &ld) < 0) {
+	if (sym_module_load_flags(file, SYM_LOAD_NO_CFI, &ld) < 0) {
 		msg_warn("%s: cannot read the dynamic linker's symbols; libraries loaded later "
 			 "(dlopen) are not traced", file);
 		sym_module_free(ld);
@@ -216,7 +216,11 @@ void rtld_sync(struct engine *e, struct proc *pr, pid_t tid)
 		} else if (name[0] == '/' && lib_wanted(e->eo, name)) {
 			struct sym_module *sym = NULL;
 
-			if (sym_check_elf(name, NULL) == SYM_ELF_OK && sym_module_load(name, &sym) == 0) {
+			/* a library's named functions only: in a stripped library (no
+			 * debuginfo installed) that is its exported ones, and the internal
+			 * ones' time stays in the exported function that called them */
+			if (sym_check_elf(name, NULL) == SYM_ELF_OK &&
+			    sym_module_load_flags(name, SYM_LOAD_NO_CFI, &sym) == 0) {
 				m = module_setup(e, pr, tid, sym, l.l_addr, false);
 				m->l_map = lm;
 				m->mark = true;
