@@ -786,9 +786,15 @@ int sym_module_load(const char *path, struct sym_module **out)
 int sym_module_load_flags(const char *path, unsigned int flags, struct sym_module **out)
 {
 	static char *debuginfo_path;
+	/* Separate debug information by build-id only (/usr/lib/debug/.build-id, where
+	 * Debian's -dbgsym packages put it), not dwfl_standard_find_debuginfo: in elfutils
+	 * 0.188 that one ends by loading the debuginfod client (libcurl, gnutls, krb5...,
+	 * some 6 MiB) to ask the network, which a tracer must never do, and which more than
+	 * doubled calltrace's memory. .gnu_debuglink files outside the build-id tree are
+	 * not looked up. */
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = dwfl_build_id_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &debuginfo_path,
 	};
@@ -805,8 +811,6 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	bool have_main_guess = false;
 	Dwfl *dwfl;
 
-	/* Never reach for the network: debuginfod would be consulted if this were set. */
-	unsetenv("DEBUGINFOD_URLS");
 	dwfl = dwfl_begin(&callbacks);
 	if (!dwfl)
 		return -ENOMEM;
