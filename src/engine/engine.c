@@ -898,8 +898,10 @@ static void calibrate(struct engine *e)
 	}
 	qsort(kern, nk, sizeof(*kern), cmp_u64);
 	qsort(cpu, nc, sizeof(*cpu), cmp_u64);
-	e->ck_ns = nk ? kern[nk / 20] : 0;                    /* 5th percentile */
-	e->cu_ns = nc ? cpu[nc / 20] : 0;
+	e->ck_ns = nk ? kern[nk / 2] : 0;                     /* medians */
+	e->cu_ns = nc ? cpu[nc / 2] : 0;
+	e->ck_cal = e->ck_ns;
+	e->cu_cal = e->cu_ns;
 	e->st->handler_ns = h / N;
 	e->st->stop_wall_ns = e->ck_ns + e->st->handler_ns;
 	e->st->stop_cpu_ns = e->cu_ns;

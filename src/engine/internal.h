@@ -162,8 +162,11 @@ struct engine {
 	bool need_cpu;            /* read CPU time at each stop (cpu clock, or suspend) */
 	bool suspend;             /* off-CPU time as 'suspend' (wall clock) */
 	bool compensate;          /* subtract the cost of stops from times */
-	uint64_t ck_ns;           /* per stop: wall time outside calltrace's handler */
+	uint64_t ck_ns;           /* per stop: wall time outside calltrace's handling */
 	uint64_t cu_ns;           /* per stop: CPU time charged to the thread */
+	uint64_t ck_cal, cu_cal;  /* the calibrated values (medians) */
+	struct ct_hist rt_wall;   /* round trips seen in the run: kernel part + work */
+	struct ct_hist rt_cpu;
 	ct_func_id suspend_id;
 };
 

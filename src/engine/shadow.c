@@ -139,20 +139,26 @@ static uint64_t virtual_now(const struct engine *e, const struct task *t)
 	return t->now > cost ? t->now - cost : 0;
 }
 
-/* The kernel's part of this stop, for the time line: the calibrated cost, but never
- * more than the cheapest round trip seen in this run (a stop and the next one of the
- * same thread, the program doing next to nothing between), so that a calibration
- * made while the machine was busy cannot make times too small once it is quiet. */
+/* The kernel's part of this stop, for the time line: the calibrated median, but
+ * never more than the 10th percentile of the round trips seen in this run (from a
+ * PTRACE_CONT to the same thread's next stop: the kernel's part plus whatever the
+ * program did in between). Most programs have many round trips in which they do next
+ * to nothing (a leaf's entry to its exit, a loop between two calls), so that
+ * percentile tracks the real cost of a stop in this run; it protects against a
+ * calibration made while the machine was busier than during the run. */
 static uint64_t kernel_part(struct engine *e, struct task *t, uint64_t wall, uint64_t cpu)
 {
-	if (t->stops > 1) {
-		uint64_t rt = wall > t->h_end ? wall - t->h_end : 0;
-		uint64_t ct = cpu > t->last_cpu ? cpu - t->last_cpu : 0;
+	if (t->stops > 1 && t->h_end && wall > t->h_end) {
+		ct_hist_add(&e->rt_wall, wall - t->h_end);
+		if (e->clock_cpu && cpu > t->last_cpu)
+			ct_hist_add(&e->rt_cpu, cpu - t->last_cpu);
+		if ((e->rt_wall.count & 511) == 0) {
+			uint64_t w = ct_hist_quantile(&e->rt_wall, 0.10);
+			uint64_t c = ct_hist_quantile(&e->rt_cpu, 0.10);
 
-		if (t->h_end && rt < e->ck_ns)
-			e->ck_ns = rt;
-		if (e->clock_cpu && ct < e->cu_ns)
-			e->cu_ns = ct;
+			e->ck_ns = w && w < e->ck_cal ? w : e->ck_cal;
+			e->cu_ns = c && c < e->cu_cal ? c : e->cu_cal;
+		}
 	}
 	return e->clock_cpu ? e->cu_ns : e->ck_ns;
 }

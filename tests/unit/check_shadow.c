@@ -747,17 +747,40 @@ START_TEST(compensation_own_clamps)
 }
 END_TEST
 
-/* The kernel part of a stop never exceeds the cheapest round trip seen: the time from
- * the end of calltrace's handling of one stop (h_end, set when it resumes the thread)
- * to the next stop. The engine keeps h_end and hsum; here by hand:
- *   T0 main, handled until +200 (hsum 200);
- *   +800 a: round trip 600 < ck 1000: ck becomes 600; handled until +1000 (hsum 400);
- *   +11000 ret a: round trip 10000, ck stays 600.
- * a: raw 10200 - one kernel part (600) - a's entry handling (200) = 9400. */
-START_TEST(compensation_round_trip_caps_kernel_part)
+/* The kernel part of a stop is the calibrated median (ck_cal), bounded by the 10th
+ * percentile of the round trips seen in the run (from the end of calltrace's handling
+ * of a stop, h_end, to the thread's next stop), recomputed every 512 round trips.
+ * Round trips of 600 ns bring it down from a calibrated 1000; round trips of 10 µs
+ * (the program working between stops) leave the calibration alone. */
+static void round_trips(uint64_t *now, uint64_t rt, int n)
+{
+	for (int i = 0; i < n; i++) {
+		t.h_end = *now;
+		*now += rt;
+		shadow_stop(&e, &t, *now);
+	}
+}
+
+START_TEST(compensation_round_trip_bounds_kernel_part)
+{
+	uint64_t now = T0;
+
+	e.compensate = true;
+	e.ck_ns = e.ck_cal = 1000;
+	shadow_stop(&e, &t, now);
+	round_trips(&now, 10000, 600);
+	ck_assert_uint_eq(e.ck_ns, 1000);
+	round_trips(&now, 600, 2000);
+	ck_assert_uint_eq(e.ck_ns, 600);
+}
+END_TEST
+
+/* The kernel part subtracted per stop: a call with one kernel part and its entry's
+ * handling inside. a: raw 10200 - ck (600) - a's entry handling (200) = 9400. */
+START_TEST(compensation_kernel_part_and_handling)
 {
 	e.compensate = true;
-	e.ck_ns = 1000;
+	e.ck_ns = e.ck_cal = 600;
 
 	shadow_stop(&e, &t, T0);
 	shadow_entry(&e, &t, &bps[F_MAIN], S0, 0, T0, false);
@@ -765,14 +788,12 @@ START_TEST(compensation_round_trip_caps_kernel_part)
 	t.hsum += 200;
 
 	shadow_stop(&e, &t, T0 + 800);
-	ck_assert_uint_eq(e.ck_ns, 600);
 	shadow_entry(&e, &t, &bps[F_A], S(1), 0, T0 + 800, false);
 	t.h_end = T0 + 1000;
 	t.hsum += 200;
 
 	shadow_stop(&e, &t, T0 + 11000);
 	shadow_exit(&e, &t, S(1), T0 + 11000);
-	ck_assert_uint_eq(e.ck_ns, 600);
 
 	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 9400, 9400);
 }
@@ -854,7 +875,8 @@ static Suite *shadow_suite(void)
 	tcase_add_test(tc, compensation_plain_stops);
 	tcase_add_test(tc, compensation_clamps);
 	tcase_add_test(tc, compensation_own_clamps);
-	tcase_add_test(tc, compensation_round_trip_caps_kernel_part);
+	tcase_add_test(tc, compensation_round_trip_bounds_kernel_part);
+	tcase_add_test(tc, compensation_kernel_part_and_handling);
 	tcase_add_test(tc, compensation_off);
 
 	return s;
