@@ -118,6 +118,9 @@ struct ct_thread *profile_add_thread(struct profile *p, pid_t pid, pid_t tid);
  * the threads' spans. */
 void profile_span(const struct profile *p, uint64_t *first, uint64_t *last);
 
+/* qsort comparator for an array of struct ct_thread *: by pid, then tid. */
+int profile_thread_cmp(const void *a, const void *b);
+
 /* Display name of a function id: "undefined" for CT_FUNC_UNDEFINED. */
 const char *profile_func_name(const struct profile *p, ct_func_id f);
 

@@ -103,6 +103,18 @@ struct ct_thread *profile_add_thread(struct profile *p, pid_t pid, pid_t tid)
 	return t;
 }
 
+int profile_thread_cmp(const void *va, const void *vb)
+{
+	const struct ct_thread *a = *(const struct ct_thread *const *)va;
+	const struct ct_thread *b = *(const struct ct_thread *const *)vb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return 0;
+}
+
 const char *profile_func_name(const struct profile *p, ct_func_id f)
 {
 	if (f == CT_FUNC_UNDEFINED || f >= p->nr_funcs)

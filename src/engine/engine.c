@@ -20,6 +20,7 @@
  *     is let go; a vfork child shares the parent's memory, so nothing is written while
  *     it runs and it is let go at its exec. */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -167,24 +168,6 @@ static void task_remove(struct engine *e, struct task *t)
 
 /* ---- start-up of a process image -------------------------------------------------- */
 
-static uint64_t auxv_entry(pid_t pid)
-{
-	char path[64];
-	uint64_t av[2], entry = 0;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != 0) {
-		if (av[0] == 9 /* AT_ENTRY */)
-			entry = av[1];
-	}
-	close(fd);
-	return entry;
-}
-
 /* The program's executable: its symbols (the validated image at the first exec). */
 static struct sym_module *load_exe(struct engine *e, pid_t pid)
 {
@@ -213,7 +196,7 @@ static struct sym_module *load_exe(struct engine *e, pid_t pid)
 static void image_setup(struct engine *e, struct proc *pr, pid_t tid)
 {
 	struct sym_module *sym = load_exe(e, pr->pid);
-	uint64_t entry = auxv_entry(pr->pid);
+	uint64_t entry = proc_auxv(pr->pid, AT_ENTRY);
 
 	pr->as = aspace_new();
 	if (!sym)
@@ -1069,7 +1052,7 @@ static int attach(struct engine *e)
 	pr->as = aspace_new();
 	{
 		struct sym_module *sym = load_exe(e, pid);
-		uint64_t entry = auxv_entry(pid);
+		uint64_t entry = proc_auxv(pid, AT_ENTRY);
 		pid_t tid = e->tasks->tid;
 
 		if (!sym) {

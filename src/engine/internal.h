@@ -215,6 +215,8 @@ void shadow_copy(struct engine *e, struct task *c, const struct task *parent);
 struct ct_thread *task_thread(struct engine *e, struct task *t);
 
 /* rtld.c */
+/* The value of auxiliary vector entry @type (AT_*) of @pid, 0 if absent. */
+uint64_t proc_auxv(pid_t pid, uint64_t type);
 /* At the first instruction: find ld.so and plant its rendezvous breakpoint (only when
  * libraries are traced). */
 void rtld_init(struct engine *e, struct proc *pr, pid_t tid);

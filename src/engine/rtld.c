@@ -36,7 +36,7 @@ static bool lib_wanted(const struct engine_opts *eo, const char *path)
 	return false;
 }
 
-static uint64_t auxv_get(pid_t pid, uint64_t type)
+uint64_t proc_auxv(pid_t pid, uint64_t type)
 {
 	char path[64];
 	uint64_t av[2], val = 0;
@@ -57,7 +57,7 @@ static uint64_t auxv_get(pid_t pid, uint64_t type)
 /* &r_debug from the executable's DT_DEBUG, 0 if not (yet) known. */
 static uint64_t find_r_debug(struct proc *pr)
 {
-	uint64_t phdr = auxv_get(pr->pid, AT_PHDR), phnum = auxv_get(pr->pid, AT_PHNUM);
+	uint64_t phdr = proc_auxv(pr->pid, AT_PHDR), phnum = proc_auxv(pr->pid, AT_PHNUM);
 	uint64_t bias = 0, dyn = 0;
 
 	if (!phdr || !phnum || phnum > 256)
@@ -135,7 +135,7 @@ void rtld_init(struct engine *e, struct proc *pr, pid_t tid)
 {
 	struct sym_module *ld = NULL;
 	char file[4096];
-	uint64_t base, at_base = auxv_get(pr->pid, AT_BASE);
+	uint64_t base, at_base = proc_auxv(pr->pid, AT_BASE);
 
 	(void)tid;
 	if (!e->eo->nr_libs || !at_base)

@@ -414,18 +414,6 @@ static void write_file(const struct profile *p, struct cg_names *fnames, const c
 	free(c.names);
 }
 
-static int thread_cmp(const void *va, const void *vb)
-{
-	const struct ct_thread *a = *(const struct ct_thread *const *)va;
-	const struct ct_thread *b = *(const struct ct_thread *const *)vb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return 0;
-}
-
 static int finish(FILE *f)
 {
 	if (fflush(f) != 0 || ferror(f))
@@ -456,7 +444,7 @@ static int emit_callgrind(const struct profile *p, const struct report_opts *ro,
 	ths = xcalloc(p->nr_threads + 1, sizeof(*ths));
 	if (p->nr_threads)
 		memcpy(ths, p->threads, p->nr_threads * sizeof(*ths));
-	qsort(ths, p->nr_threads, sizeof(*ths), thread_cmp);
+	qsort(ths, p->nr_threads, sizeof(*ths), profile_thread_cmp);
 	main_ob = main_object(p->command);
 
 	write_file(p, fnames, main_ob, ths, p->nr_threads, false, out);

@@ -239,18 +239,6 @@ static int fline_cmp(const void *va, const void *vb)
 	return strcmp(x->b, y->b);
 }
 
-static int thread_cmp(const void *va, const void *vb)
-{
-	const struct ct_thread *a = *(const struct ct_thread *const *)va;
-	const struct ct_thread *b = *(const struct ct_thread *const *)vb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return 0;
-}
-
 /* Count mode: the thread's caller -> callee lines, sorted, equal texts merged. */
 static void count_lines(struct folded *c, const struct ct_thread *t, FILE *out)
 {
@@ -304,7 +292,7 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 	erl_buf_init(&c.path);
 	memcpy(v, p->threads, p->nr_threads * sizeof(*v));
 	if (p->nr_threads)
-		qsort(v, p->nr_threads, sizeof(*v), thread_cmp);
+		qsort(v, p->nr_threads, sizeof(*v), profile_thread_cmp);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct ct_thread *t = v[i];
 		char ids[48];

@@ -375,18 +375,6 @@ static json_object *tree_node(const struct jctx *c, const struct ct_node *n)
 	return o;
 }
 
-static int thread_cmp(const void *va, const void *vb)
-{
-	const struct ct_thread *a = *(const struct ct_thread *const *)va;
-	const struct ct_thread *b = *(const struct ct_thread *const *)vb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return 0;
-}
-
 static json_object *func_ref(const struct profile *p, ct_func_id f)
 {
 	json_object *o = json_object_new_object();
@@ -453,7 +441,7 @@ static json_object *threads(struct jctx *c)
 	const struct ct_thread **v = xcalloc(p->nr_threads + 1, sizeof(*v));
 
 	memcpy(v, p->threads, p->nr_threads * sizeof(*v));
-	qsort(v, p->nr_threads, sizeof(*v), thread_cmp);
+	qsort(v, p->nr_threads, sizeof(*v), profile_thread_cmp);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct ct_thread *t = v[i];
 		json_object *o = json_object_new_object(), *as = NULL;

@@ -339,18 +339,6 @@ static void draw(struct svg *c, size_t first, size_t nr, double x, int level)
 	}
 }
 
-static int thread_cmp(const void *va, const void *vb)
-{
-	const struct ct_thread *a = *(const struct ct_thread *const *)va;
-	const struct ct_thread *b = *(const struct ct_thread *const *)vb;
-
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return 0;
-}
-
 /* ------------------------------------------------------------------ document */
 
 /* The script: plain JavaScript, no external resources. Frames keep their drawn
@@ -519,7 +507,7 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 	erl_buf_init(&c.tmp);
 	memcpy(v, p->threads, p->nr_threads * sizeof(*v));
 	if (p->nr_threads)
-		qsort(v, p->nr_threads, sizeof(*v), thread_cmp);
+		qsort(v, p->nr_threads, sizeof(*v), profile_thread_cmp);
 	tl = xcalloc(p->nr_threads + 1, sizeof(*tl));
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		size_t size;
