@@ -250,6 +250,11 @@ int main(int argc, char **argv)
 	eo.nr_patterns = o.nr_patterns;
 	eo.pin = !o.no_pin;
 	eo.count = o.count;
+	/* cprof, eprof and flat show counts per function only */
+	for (size_t i = 0; i < o.nr_formats; i++)
+		if (strcmp(o.formats[i], "cprof") && strcmp(o.formats[i], "eprof") &&
+		    strcmp(o.formats[i], "flat"))
+			eo.count_callers = true;
 	eo.pid = o.pid;
 	eo.clock_cpu = o.clock_cpu;
 	eo.status_line = !o.quiet && isatty(STDERR_FILENO);

@@ -30,6 +30,9 @@ struct engine_opts {
 	bool status_line;            /* live status on stderr (a terminal), 4 times a second */
 	bool count;                  /* count mode: entry breakpoints only (and the
 	                                roots' exits), one stop per call */
+	bool count_callers;          /* count mode: read each call's return address to
+	                                count caller -> callee pairs (only when a report
+	                                shows them: it costs a memory read per call) */
 	struct sym_module *image;    /* the program's symbols, loaded while validating;
 	                                the engine takes ownership */
 };

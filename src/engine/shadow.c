@@ -319,7 +319,7 @@ static void entry_count(struct engine *e, struct task *t, const struct bp *b, ui
 		const struct sym_func *f = NULL;
 		uint64_t ret;
 
-		if (mem_read(t->proc, rsp, &ret, sizeof(ret)) == 0 &&
+		if (e->eo->count_callers && mem_read(t->proc, rsp, &ret, sizeof(ret)) == 0 &&
 		    (cm = module_of(t->proc->as, ret)) != NULL)
 			f = func_containing(cm, ret);
 		if (f)
