@@ -131,12 +131,16 @@ static int region_of(struct task *t, uint64_t addr)
  * and of the k stops. Reports' first and last timestamps are on this time line too. */
 static uint64_t virtual_now(const struct engine *e, const struct task *t)
 {
-	uint64_t cost;
+	uint64_t cost, v;
 
 	if (!e->compensate)
 		return t->now;
 	cost = e->clock_cpu ? t->kcost : t->kcost + t->hsum;
-	return t->now > cost ? t->now - cost : 0;
+	v = t->now > cost ? t->now - cost : 0;
+	/* Never backwards: a stop that cost less than the median would otherwise make
+	 * the time line step back, and a callee come out longer than its caller. The
+	 * cost is cumulative, so what was not subtracted here is at the next stops. */
+	return v > t->vnow ? v : t->vnow;
 }
 
 /* The kernel's part of this stop, for the time line: the calibrated median, but
@@ -223,6 +227,8 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 {
 	uint64_t cpu = e->need_cpu ? shadow_read_cpu(t) : 0;
 
+	uint64_t prev_v = t->vnow;
+
 	t->stops++;
 	t->now = e->clock_cpu ? cpu : wall;
 	if (e->compensate)
@@ -235,6 +241,9 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 		uint64_t traced = t->last_h + (e->ck_ns > e->cu_ns ? e->ck_ns - e->cu_ns : 0);
 		uint64_t off = dw > du + traced ? dw - du - traced : 0;
 
+		/* never more than the time line moved: suspend is inside its caller's ACC */
+		if (prev_v && off > t->vnow - prev_v)
+			off = t->vnow - prev_v;
 		/* below this it is the noise of the stops themselves, not a wait */
 		if (off > 5000 + 2 * e->ck_ns) {
 			struct frame *top = &t->stack[t->depth - 1];

@@ -690,9 +690,14 @@ START_TEST(compensation)
 }
 END_TEST
 
-/* Stops that record nothing (a BP_PATCH loop stop: shadow_stop only) still count.
- * T0 main; +1000 a; +2000, +3000, +4000 patch stops; +11000 ret a; +20000 ret main.
- * a: k 3: 10000 - 4 * 1500 = 4000; main: k 5: 20000 - 6 * 1500 = 11000, own 7000. */
+/* Stops that record nothing (a BP_PATCH loop stop: shadow_stop only) still count, and
+ * the time line never steps back (virtual_now()): a stop sooner than its cost holds it
+ * where it was, and the cost not subtracted there is subtracted later, the total being
+ * cumulative.
+ * T0 main (v = T0 - 1000); +1000 a (v would be T0 - 1500: held at T0 - 1000); the
+ * patch stops at +2000..+4000 hold it too; +11000 ret a: v = T0 + 11000 - 6 * 1000 -
+ * 5 * 500 = T0 + 2500: a 3500; +20000 ret main: v = T0 + 20000 - 7000 - 3000 =
+ * T0 + 10000: main 11000, own 7500. */
 START_TEST(compensation_plain_stops)
 {
 	compensate();
@@ -705,8 +710,8 @@ START_TEST(compensation_plain_stops)
 	ret(S(1), T0 + 11000);
 	ret(S0, T0 + 20000);
 
-	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 4000, 4000);
-	ASSERT_NODE(NODE(F_MAIN), 1, 7000, 11000);
+	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 3500, 3500);
+	ASSERT_NODE(NODE(F_MAIN), 1, 7500, 11000);
 }
 END_TEST
 
@@ -728,10 +733,11 @@ START_TEST(compensation_clamps)
 END_TEST
 
 /* A parent entered just before its child and left just after it spans two stops more
- * than the child, so its compensated ACC can be below the child's: OWN is clamped at
- * 0, not wrapped.
- * T0 main; +100 a; +101 b; +5000 ret b; +5001 ret a; +10000 ret main.
- * b: k 0: 4899 - 1500 = 3399; a: k 2: 4901 - 3 * 1500 = 401 < 3399: own 0. */
+ * than the child. With a time line that never steps back, the parent's ACC can never
+ * be below the child's: OWN is 0, never negative or wrapped.
+ * T0 main (v T0 - 1000); +100 a and +101 b (held at T0 - 1000); +5000 ret b: v =
+ * T0 + 5000 - 4000 - 1500 = T0 - 500: b 500; +5001 ret a (held): a 500, own 0;
+ * +10000 ret main: v = T0 + 10000 - 6000 - 2500 = T0 + 1500: main 2500, own 2000. */
 START_TEST(compensation_own_clamps)
 {
 	compensate();
@@ -742,8 +748,9 @@ START_TEST(compensation_own_clamps)
 	ret(S(1), T0 + 5001);
 	ret(S0, T0 + 10000);
 
-	ASSERT_NODE(NODE(F_MAIN, F_A, F_B), 1, 3399, 3399);
-	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 0, 401);
+	ASSERT_NODE(NODE(F_MAIN, F_A, F_B), 1, 500, 500);
+	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 0, 500);
+	ASSERT_NODE(NODE(F_MAIN), 1, 2000, 2500);
 }
 END_TEST
 
