@@ -143,7 +143,7 @@ void rtld_init(struct engine *e, struct proc *pr, pid_t tid)
 	if (!mapping_of(pr->pid, at_base, file, sizeof(file), &base))
 		return;
 	base = at_base;
-	if (sym_module_load_flags(file, SYM_LOAD_NO_CFI, &ld) < 0) {
+	if (sym_module_load_flags(file, SYM_LOAD_NO_CFI | SYM_LOAD_NO_DWARF, &ld) < 0) {
 		msg_warn("%s: cannot read the dynamic linker's symbols; libraries loaded later "
 			 "(dlopen) are not traced", file);
 		sym_module_free(ld);

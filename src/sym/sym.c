@@ -837,7 +837,8 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	{
 		Dwarf_Addr cubias;
 
-		while ((cu = dwfl_module_nextcu(mod, cu, &cubias)) != NULL) {
+		while (!(flags & SYM_LOAD_NO_DWARF) &&
+		       (cu = dwfl_module_nextcu(mod, cu, &cubias)) != NULL) {
 			dws.bias = cubias;
 			dwarf_getfuncs(cu, collect_func, &dws, 0);
 		}
