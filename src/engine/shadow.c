@@ -167,14 +167,13 @@ static uint64_t kernel_part(struct engine *e, struct task *t, uint64_t wall, uin
 	return e->clock_cpu ? e->cu_ns : e->ck_ns;
 }
 
-static void frame_close(struct engine *e, struct task *t, uint64_t ts)
+static void frame_close(struct engine *e, struct task *t)
 {
 	struct frame *f = &t->stack[--t->depth];
 	uint64_t now = t->vnow;
 	uint64_t dur = now > f->entry_ts ? now - f->entry_ts : 0;
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
 
-	(void)ts;
 	if (now < f->entry_ts && t->stops - f->stops_entry > 1000)
 		msg_debug("tid %d: a call of %llu stops measured %llu ns less than its stops' "
 			  "calibrated cost", t->tid, (unsigned long long)(t->stops - f->stops_entry),
@@ -260,8 +259,7 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 
 /* Close the frames the stack has unwound past: slot < rsp, or slot <= rsp when
  * @inclusive (at a return). */
-static void unwind_to(struct engine *e, struct task *t, uint64_t rsp, bool inclusive,
-		      uint64_t ts)
+static void unwind_to(struct engine *e, struct task *t, uint64_t rsp, bool inclusive)
 {
 	while (t->depth) {
 		const struct frame *f = &t->stack[t->depth - 1];
@@ -272,17 +270,16 @@ static void unwind_to(struct engine *e, struct task *t, uint64_t rsp, bool inclu
 			 * own stack and the top frame is on another one (abandoned) */
 			if (f->region == t->home || region_of(t, rsp) != t->home)
 				break;
-			frame_close(e, t, ts);
+			frame_close(e, t);
 			continue;
 		}
 		if (f->slot > rsp || (f->slot == rsp && !inclusive))
 			break;
-		frame_close(e, t, ts);
+		frame_close(e, t);
 	}
 }
 
-static struct frame *frame_push(const struct engine *e, struct task *t, uint64_t rsp,
-				uint64_t ts)
+static struct frame *frame_push(struct task *t, uint64_t rsp)
 {
 	struct frame *f;
 	int r = region_of(t, rsp);
@@ -309,7 +306,7 @@ void shadow_close_all(struct engine *e, struct task *t, uint64_t ts)
 		t->vnow = virtual_now(e, t);
 	}
 	while (t->depth)
-		frame_close(e, t, ts);
+		frame_close(e, t);
 }
 
 /* Count mode: one stop per call. The caller is the traced function containing the
@@ -322,7 +319,7 @@ static void entry_count(struct engine *e, struct task *t, const struct bp *b, ui
 	ct_func_id caller = CT_FUNC_UNDEFINED;
 
 	if (m->is_root[b->func])
-		frame_push(e, t, rsp, ts);
+		frame_push(t, rsp);
 	if (!t->no_record && (t->depth || t->record_all)) {
 		const struct module *cm;
 		const struct sym_func *f = NULL;
@@ -345,7 +342,7 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 	struct ct_node *parent = NULL;
 	struct frame *f;
 
-	unwind_to(e, t, rsp, !is_tail, ts);
+	unwind_to(e, t, rsp, !is_tail);
 	e->st->calls++;
 	if (e->eo->count) {
 		entry_count(e, t, b, rsp, ts);
@@ -356,7 +353,7 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 			else if (m->is_root[b->func] || t->record_all)
 				parent = &task_thread(e, t)->root;
 		}
-		f = frame_push(e, t, rsp, ts);
+		f = frame_push(t, rsp);
 		if (parent) {
 			/* a thread's first recorded call is its start routine (fprof's
 			 * spawned_as), called with the pthread_create argument */
@@ -370,12 +367,12 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 		}
 	}
 	if (b->exits)
-		unwind_to(e, t, rsp, true, ts);
+		unwind_to(e, t, rsp, true);
 }
 
 void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts)
 {
-	unwind_to(e, t, rsp, true, ts);
+	unwind_to(e, t, rsp, true);
 }
 
 void shadow_copy(struct engine *e, struct task *c, const struct task *parent)
