@@ -128,7 +128,11 @@ struct task {
 	uint64_t kcost;           /* the kernel's part of its stops so far, ns */
 	uint64_t now;             /* the clock at the current stop (wall or cpu) */
 	uint64_t vnow;            /* ... less the cost of its stops so far (shadow.c) */
-	uint64_t last_wall, last_cpu, last_h;
+	uint64_t last_wall, last_cpu, last_h;   /* last_wall/cpu: at its last CPU read */
+	uint64_t prev_wall;       /* the wall clock at its previous stop */
+	uint64_t read_vnow;       /* its time line at its last CPU read */
+	uint64_t span_traced;     /* the stops' own off-CPU cost since that read */
+	unsigned since_read;      /* stops since that read */
 	uint64_t h_end;           /* when calltrace's handling of this stop ended */
 	int sfd;                  /* its CPU clock: task-clock perf fd, or schedstat */
 	bool sfd_is_proc;         /* sfd is /proc/PID/task/TID/schedstat */

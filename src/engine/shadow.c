@@ -222,39 +222,63 @@ uint64_t shadow_read_cpu(struct task *t)
 	return v;
 }
 
+/* Off-CPU time ('suspend', wall clock): the thread's CPU clock is read at a stop only
+ * when the wall time since its previous stop leaves room for a wait above the
+ * threshold, or after 8 stops without a read (so that the model of the stops' own cost
+ * never spans many stops). Between reads, the stops' own off-CPU cost is summed
+ * (span_traced). A call-heavy thread thus pays the read at a fraction of its stops. */
+#define SUSPEND_MIN_NS(e) (5000 + 2 * (e)->ck_ns)
+#define SUSPEND_READ_EVERY 8
+
+static void note_suspend(struct engine *e, struct task *t, uint64_t wall, uint64_t cpu)
+{
+	uint64_t dw = wall - t->last_wall, du = cpu - t->last_cpu;
+	uint64_t off = dw > du + t->span_traced ? dw - du - t->span_traced : 0;
+
+	/* never more than the time line moved: suspend is inside its caller's ACC */
+	if (off > t->vnow - t->read_vnow)
+		off = t->vnow - t->read_vnow;
+	/* below this it is the noise of the stops themselves, not a wait */
+	if (off > SUSPEND_MIN_NS(e) && t->depth && t->stack[t->depth - 1].node) {
+		struct frame *top = &t->stack[t->depth - 1];
+		struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id, t->vnow);
+
+		ctree_leave(e->p, t->ct, n, off, 0, t->vnow);
+		top->child_ns += off;
+	}
+}
+
 void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 {
-	uint64_t cpu = e->need_cpu ? shadow_read_cpu(t) : 0;
+	bool read = e->clock_cpu;
+	uint64_t cpu = t->last_cpu;
 
-	uint64_t prev_v = t->vnow;
+	if (e->suspend) {
+		/* the previous stop's own share of this interval: its handling, and the part
+		 * of the kernel's work the thread is not charged for */
+		uint64_t traced = t->last_h + (e->ck_ns > e->cu_ns ? e->ck_ns - e->cu_ns : 0);
 
+		t->span_traced += traced;
+		read = !t->last_wall || ++t->since_read >= SUSPEND_READ_EVERY ||
+		       wall - t->prev_wall > SUSPEND_MIN_NS(e) + traced;
+	}
+	if (read && e->need_cpu)
+		cpu = shadow_read_cpu(t);
 	t->stops++;
 	t->now = e->clock_cpu ? cpu : wall;
 	if (e->compensate)
 		t->kcost += kernel_part(e, t, wall, cpu);
 	t->vnow = virtual_now(e, t);
-	if (e->suspend && t->last_wall && t->depth && t->stack[t->depth - 1].node &&
-	    cpu >= t->last_cpu) {
-		/* off CPU since the previous stop, less what that stop itself cost */
-		uint64_t dw = wall - t->last_wall, du = cpu - t->last_cpu;
-		uint64_t traced = t->last_h + (e->ck_ns > e->cu_ns ? e->ck_ns - e->cu_ns : 0);
-		uint64_t off = dw > du + traced ? dw - du - traced : 0;
-
-		/* never more than the time line moved: suspend is inside its caller's ACC */
-		if (prev_v && off > t->vnow - prev_v)
-			off = t->vnow - prev_v;
-		/* below this it is the noise of the stops themselves, not a wait */
-		if (off > 5000 + 2 * e->ck_ns) {
-			struct frame *top = &t->stack[t->depth - 1];
-			struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id,
-							t->vnow);
-
-			ctree_leave(e->p, t->ct, n, off, 0, t->vnow);
-			top->child_ns += off;
-		}
-	}
+	t->prev_wall = wall;
+	if (!read)
+		return;
+	if (e->suspend && t->last_wall && cpu >= t->last_cpu)
+		note_suspend(e, t, wall, cpu);
 	t->last_wall = wall;
 	t->last_cpu = cpu;
+	t->read_vnow = t->vnow;
+	t->span_traced = 0;
+	t->since_read = 0;
 }
 
 /* Close the frames the stack has unwound past: slot < rsp, or slot <= rsp when
