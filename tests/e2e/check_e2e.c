@@ -10,6 +10,8 @@
  * Exits 77 (skip) when ptrace is not permitted, after running the suites that need none. */
 #include <check.h>
 #include <errno.h>
+#include <pty.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -351,6 +353,147 @@ START_TEST(demo_readme)
 			 "primes below 100 = 25\nfib(5) = 5\nfib(10) = 55\nfib(15) = 610\n");
 	expect_counts(t.report, c, e);
 	traced_free(&t);
+}
+END_TEST
+
+/* -------------------------------------------------------------- time */
+
+/* Off-CPU time: nap() sleeps 3 x 20 ms. With the wall clock it is 'suspend' under nap
+ * (nap's own OWN stays small, its ACC holds the sleep); with --clock cpu the sleep is
+ * not counted at all. */
+static long long callee_acc(json_object *fn, const char *name, long long *calls)
+{
+	json_object *callees = jarr(fn, "callees");
+
+	for (size_t i = 0; i < json_object_array_length(callees); i++) {
+		json_object *k = json_object_array_get_idx(callees, i);
+
+		if (name_is(k, name)) {
+			*calls = jint(k, "calls");
+			return jint(k, "acc_ns");
+		}
+	}
+	*calls = 0;
+	return 0;
+}
+
+START_TEST(suspend_wall_and_cpu)
+{
+	static const struct count c[] = { { "main", 1 }, { "nap", 3 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "nap", 3 }, END_EDGES };
+	const char *const cpu[] = { "--clock", "cpu", NULL };
+	long long calls, acc;
+	json_object *nap;
+	struct traced t;
+
+	trace_fixture("sleeper", NULL, NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "slept 3\n");
+	expect_counts(t.report, c, e);
+	ck_assert_str_eq(jstr(t.report, "clock"), "wall");
+	nap = fn_find(t.report, "nap");
+	acc = callee_acc(nap, "suspend", &calls);
+	ck_assert_msg(calls >= 3 && acc >= 55000000, "suspend under nap: %lld calls, %lld ns",
+		      calls, acc);
+	ck_assert_msg(jint(nap, "acc_ns") >= 55000000, "nap ACC %lld ns", jint(nap, "acc_ns"));
+	ck_assert_msg(jint(nap, "own_ns") < 20000000, "nap OWN %lld ns: the sleep is in it",
+		      jint(nap, "own_ns"));
+	traced_free(&t);
+
+	trace_fixture("sleeper", cpu, NULL, NULL, 0, 0, &t);
+	expect_counts(t.report, c, e);
+	ck_assert_str_eq(jstr(t.report, "clock"), "cpu");
+	nap = fn_find(t.report, "nap");
+	ck_assert_int_eq(callee_acc(nap, "suspend", &calls), 0);
+	ck_assert_int_eq(calls, 0);
+	ck_assert_msg(jint(nap, "acc_ns") < 20000000, "cpu clock: nap ACC %lld ns includes the sleep",
+		      jint(nap, "acc_ns"));
+	traced_free(&t);
+}
+END_TEST
+
+/* A 20,000-deep recursion: every report is written (no stack overflow, no quadratic
+ * blow-up), folded stacks are cut at 1024 frames with the rest on '[deeper]', and the
+ * saved JSON loads again. */
+START_TEST(deep_recursion_reports)
+{
+	static const struct count c[] = { { "main", 1 }, { "down", 20001 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "down", 1 }, { "down", "down", 20000 },
+					 END_EDGES };
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", base[4200], path[4300];
+	char *argv[] = { CT_CALLTRACE, "-q", "--format", "json,folded,fprof,svg,callgrind", "-o",
+			 base, FIX("deep"), NULL };
+	char *rep[] = { CT_CALLTRACE, "report", path, "--format", "folded", "-o", base, NULL };
+	size_t len = 0, lines = 0, deeper = 0;
+	json_object *root;
+	struct run r;
+	char *text;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(base, sizeof(base), "%s/deep", dir);
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_str_eq(r.out.p, "depth 20000\n");
+	run_free(&r);
+	snprintf(path, sizeof(path), "%s.json", base);
+	root = json_load(path);
+	ck_assert_ptr_nonnull(root);
+	expect_counts(root, c, e);
+	json_object_put(root);
+	snprintf(path, sizeof(path), "%s.folded", base);
+	text = read_file(path, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(len < 16 * 1024 * 1024, "folded output of %zu bytes", len);
+	for (char *line = text, *end; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		ck_assert_ptr_nonnull(end);
+		*end = 0;
+		lines++;
+		deeper += strstr(line, ";[deeper] ") != NULL;
+	}
+	ck_assert_msg(deeper == 1, "%zu lines with a [deeper] frame", deeper);
+	ck_assert_msg(lines <= 1030, "%zu folded lines", lines);
+	free(text);
+	/* the saved profile renders again */
+	snprintf(path, sizeof(path), "%s.json", base);
+	snprintf(base, sizeof(base), "%s/again.folded", dir);
+	run_argv(rep, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "report: status %d: %s", r.status, err_head(&r));
+	run_free(&r);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/* The live status line: on a terminal (a run of more than 250 ms), erased at the end;
+ * never with -q. */
+START_TEST(status_line_on_terminal)
+{
+	for (int quiet = 0; quiet < 2; quiet++) {
+		char buf[65536];
+		size_t len = 0;
+		ssize_t n;
+		int master, st;
+		pid_t pid = forkpty(&master, NULL, NULL, NULL);
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			execl(CT_CALLTRACE, "calltrace", quiet ? "-q" : "--stats", "-o", "/dev/null",
+			      FIX("deep"), "100000", (char *)NULL);
+			_exit(121);
+		}
+		while ((n = read(master, buf + len, sizeof(buf) - 1 - len)) > 0)
+			len += (size_t)n;
+		buf[len] = 0;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, buf);
+		ck_assert_msg(strstr(buf, "depth 100000"), "program output missing: %s", buf);
+		if (quiet)
+			ck_assert_msg(!strstr(buf, "\033[K"), "-q printed a status line: %s", buf);
+		else
+			ck_assert_msg(strstr(buf, "\rcalltrace: ") && strstr(buf, " calls/s, 1 thread") &&
+				      strstr(buf, "\r\033[K"), "no status line: %s", buf);
+		close(master);
+	}
 }
 END_TEST
 
@@ -910,6 +1053,9 @@ static Suite *trace_suite(void)
 			    (int)(sizeof(count_cases) / sizeof(count_cases[0])));
 	tcase_add_test(tcase(s, "report_formats"), report_every_format);
 	tcase_add_test(tcase(s, "report_corrupt"), report_corrupt);
+	tcase_add_test(tcase(s, "suspend"), suspend_wall_and_cpu);
+	tcase_add_test(tcase(s, "deep"), deep_recursion_reports);
+	tcase_add_test(tcase(s, "status_line"), status_line_on_terminal);
 	tcase_add_test(tcase(s, "demo"), demo_readme);
 	tcase_add_test(tcase(s, "fprof_default"), fprof_default_to_stderr);
 	return s;
