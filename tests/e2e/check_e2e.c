@@ -585,6 +585,23 @@ START_TEST(count_matches_full)
 }
 END_TEST
 
+/* -c alone: cprof on stderr (no caller reads needed), counts as full mode's. */
+START_TEST(count_default_cprof)
+{
+	char *argv[] = { CT_CALLTRACE, "-c", FIX("callers"), NULL };
+	struct run r;
+
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_str_eq(r.out.p, "total = 63\n");
+	ck_assert_msg(strstr(r.err.p, "{{callers,shared,1},11}") &&
+		      strstr(r.err.p, "{{callers,caller_c,0},1}") &&
+		      strstr(r.err.p, "{15,") && strstr(r.err.p, "{callers,15,"),
+		      "cprof report: %s", r.err.p);
+	run_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------- saved profiles */
 
 static const char *const all_formats[] = { "fprof", "json", "cprof", "eprof", "flat",
@@ -1051,6 +1068,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "stripped"), stripped_static);
 	tcase_add_loop_test(tcase(s, "count_mode"), count_matches_full, 0,
 			    (int)(sizeof(count_cases) / sizeof(count_cases[0])));
+	tcase_add_test(tcase(s, "count_cprof"), count_default_cprof);
 	tcase_add_test(tcase(s, "report_formats"), report_every_format);
 	tcase_add_test(tcase(s, "report_corrupt"), report_corrupt);
 	tcase_add_test(tcase(s, "suspend"), suspend_wall_and_cpu);
