@@ -867,6 +867,35 @@ START_TEST(useplugin_dlopen)
 }
 END_TEST
 
+/* A tail call through the library's PLT (`jmp tail_target@plt`): read through the GOT,
+ * it is a tail call into the traced tail_target, a child of the function that jumped.
+ * Lazily bound, the first jump goes to the dynamic linker's resolver instead: that one
+ * call is attributed to the jumper's caller (docs/limitations.md). */
+START_TEST(plt_tail_call)
+{
+	static const char *const opts[] = { "--lib", "libcttail*", NULL };
+	static const struct count c[] = { { "main", 1 }, { "tail_via_plt", 4 },
+					  { "tail_target", 4 }, END_COUNTS };
+	static const struct edge bound[] = { { "main", "tail_via_plt", 4 },
+					     { "tail_via_plt", "tail_target", 4 }, END_EDGES };
+	static const struct edge lazy[] = { { "main", "tail_via_plt", 4 },
+					    { "tail_via_plt", "tail_target", 3 },
+					    { "main", "tail_target", 1 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("usetail_now", opts, NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "sum 34\n");
+	expect_counts(t.report, c, bound);
+	ck_assert_str_eq(fn_module(t.report, "tail_target"), "libcttailnow.so");
+	ck_assert_int_eq(tree_path_calls(t.report, "main/tail_via_plt/tail_target"), 4);
+	traced_free(&t);
+
+	trace_fixture("usetail", opts, NULL, NULL, 0, 0, &t);
+	expect_counts(t.report, c, lazy);
+	traced_free(&t);
+}
+END_TEST
+
 START_TEST(useplugin_no_lib)
 {
 	static const struct count c[] = { { "main", 1 }, { "session", 2 }, { "plug_fn", 0 },
@@ -1212,6 +1241,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "uselib_no_lib"), uselib_no_lib);
 	tcase_add_test(tcase(s, "useplugin"), useplugin_dlopen);
 	tcase_add_test(tcase(s, "useplugin_no_lib"), useplugin_no_lib);
+	tcase_add_test(tcase(s, "plt_tail_call"), plt_tail_call);
 	return s;
 }
 
