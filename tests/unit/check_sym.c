@@ -705,6 +705,35 @@ START_TEST(demangle_cxx)
 }
 END_TEST
 
+/* One address, several names (libc's memcpy variants, its __GI_ local aliases): the
+ * one reported is the global name with the fewest leading underscores, then the
+ * shortest. */
+static const char aliases_c[] =
+	"int cbrt_like(int x) { return x * x * x; }\n"
+	"extern int cbrt_likef64(int) __attribute__((alias(\"cbrt_like\")));\n"
+	"extern int __cbrt_like(int) __attribute__((alias(\"cbrt_like\")));\n"
+	"static int __GI_cbrt_like(int) __attribute__((alias(\"cbrt_like\"), used));\n";
+
+START_TEST(alias_names)
+{
+	struct sym_module *m;
+	uint64_t addr, size;
+	const struct sym_func *f;
+
+	write_file("aliases.c", aliases_c);
+	ck_assert_int_eq(sh("cd %s && cc -O0 -shared -fPIC -o libaliases.so aliases.c", tmp), 0);
+	ck_assert(nm_lookup("libaliases.so", "cbrt_like", &addr, &size));
+	m = load("libaliases.so");
+	f = by_addr(m, addr);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(f->name, "cbrt_like");
+	ck_assert(f->is_global);
+	ck_assert_ptr_null(by_name(m, "__GI_cbrt_like"));
+	ck_assert_ptr_null(by_name(m, "cbrt_likef64"));
+	sym_module_free(m);
+}
+END_TEST
+
 static Suite *sym_suite(void)
 {
 	Suite *s = suite_create("sym");
@@ -721,6 +750,7 @@ static Suite *sym_suite(void)
 	tcase_add_test(tc, static_stripped);
 	tcase_add_test(tc, nothing_at_all);
 	tcase_add_test(tc, demangle_cxx);
+	tcase_add_test(tc, alias_names);
 	tcase_add_test(tc, main_guess_pie);
 	tcase_add_test(tc, main_guess_nopie);
 	tcase_add_test(tc, main_guess_static);
