@@ -67,9 +67,9 @@ int sym_module_load(const char *path, struct sym_module **out);
 
 enum {
 	SYM_LOAD_NO_CFI = 1 << 0,   /* stripped: .dynsym names only, no fn_0x... functions */
-	SYM_LOAD_NO_DWARF = 1 << 1, /* names and addresses only: no file, line, arity (and
-	                               no debug information read: the dynamic linker's
-	                               can be tens of MiB) */
+	SYM_LOAD_NO_DWARF = 1 << 1, /* the file's own symbols only: no separate debug file,
+	                               no file, line, arity (the dynamic linker's debug
+	                               information can be tens of MiB) */
 };
 
 /* sym_module_load() with SYM_LOAD_* @flags (sym_module_load is flags 0). */

@@ -783,6 +783,22 @@ int sym_module_load(const char *path, struct sym_module **out)
 	return sym_module_load_flags(path, 0, out);
 }
 
+/* SYM_LOAD_NO_DWARF: no separate debug file at all, the file's own symbols only. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, const char *file, const char *debuglink,
+			GElf_Word crc, char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file;
+	(void)debuglink;
+	(void)crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
 int sym_module_load_flags(const char *path, unsigned int flags, struct sym_module **out)
 {
 	static char *debuginfo_path;
@@ -792,6 +808,11 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	 * some 6 MiB) to ask the network, which a tracer must never do, and which more than
 	 * doubled calltrace's memory. .gnu_debuglink files outside the build-id tree are
 	 * not looked up. */
+	static const Dwfl_Callbacks callbacks_own = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = no_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_build_id_find_debuginfo,
@@ -811,7 +832,7 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 	bool have_main_guess = false;
 	Dwfl *dwfl;
 
-	dwfl = dwfl_begin(&callbacks);
+	dwfl = dwfl_begin(flags & SYM_LOAD_NO_DWARF ? &callbacks_own : &callbacks);
 	if (!dwfl)
 		return -ENOMEM;
 	dwfl_report_begin(dwfl);
