@@ -416,45 +416,88 @@ static bool is_entry(const struct aspace *as, uint64_t raddr)
 }
 
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
+/* rip and rsp of a stopped thread: PTRACE_GET_SYSCALL_INFO reads just those two (a
+ * third cheaper than PTRACE_GETREGS here, and every stop needs them); the full
+ * register set is read only when a stop needs more. */
+static bool stop_ip_sp(pid_t tid, uint64_t *rip, uint64_t *rsp)
+{
+	static bool no_info;
+	struct user_regs_struct regs;
+
+	if (!no_info) {
+		struct __ptrace_syscall_info si;
+
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) > 0) {
+			*rip = si.instruction_pointer;
+			*rsp = si.stack_pointer;
+			return true;
+		}
+		if (errno == ESRCH)
+			return false;
+		no_info = true;       /* a kernel before 5.3 */
+	}
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+		return false;
+	*rip = regs.rip;
+	*rsp = regs.rsp;
+	return true;
+}
+
+static uint64_t peek_reg(pid_t tid, size_t offset)
+{
+	return (uint64_t)ptrace(PTRACE_PEEKUSER, tid, offset, 0);
+}
+
+/* The first argument of a traced entry, read only when it is used: a spawned thread's
+ * first recorded call is its start routine, and fprof's spawned_as shows its argument. */
+static uint64_t entry_arg0(const struct task *t)
+{
+	if (!t->parent_tid || !t->record_all || (t->ct && t->ct->spawned_as != CT_FUNC_UNDEFINED))
+		return 0;
+	return peek_reg(t->tid, offsetof(struct user, regs.rdi));
+}
+
+/* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
 static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 {
 	struct proc *pr = t->proc;
-	struct user_regs_struct regs;
+	uint64_t rip, rsp;
 	struct bp *b;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+	if (!stop_ip_sp(t->tid, &rip, &rsp))
 		return false;
-	if (pr->startup_addr && regs.rip - 1 == pr->startup_addr) {
+	if (pr->startup_addr && rip - 1 == pr->startup_addr) {
 		mem_write(pr, pr->startup_addr, &pr->startup_orig, 1);
 		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, pr->startup_addr);
 		pr->startup_addr = 0;
 		image_setup(e, pr, t->tid);
 		return true;
 	}
-	b = bp_find(pr->as, regs.rip - 1);
+	b = bp_find(pr->as, rip - 1);
 	if (!b || !b->nr_orig)
 		return false;
 	if (t->trap_guard) {
 		check_trap_handler(t);
-		b = bp_find(pr->as, regs.rip - 1);
+		b = bp_find(pr->as, rip - 1);
 	}
 	switch (b->kind) {
 	case BP_ENTRY:
 		e->st->stops++;
-		shadow_entry(e, t, b, regs.rsp, regs.rdi, ts, false);
+		shadow_entry(e, t, b, rsp, entry_arg0(t), ts, false);
 		if (b->tail) {
 			ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
-			       tail_into(e, t, b->target, regs.rsp, regs.rdi, ts));
+			       tail_into(e, t, b->target, rsp, entry_arg0(t), ts));
 			return true;
 		}
 		break;
 	case BP_TAIL: {
-		uint64_t rip = b->addr + b->len;
+		uint64_t next = b->addr + b->len;
 
 		e->st->stops++;
-		if (b->cc == CC_ALWAYS || cc_holds(b->cc, regs.eflags))
-			rip = tail_into(e, t, b->target, regs.rsp, regs.rdi, ts);
-		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, rip);
+		if (b->cc == CC_ALWAYS ||
+		    cc_holds(b->cc, peek_reg(t->tid, offsetof(struct user, regs.eflags))))
+			next = tail_into(e, t, b->target, rsp, entry_arg0(t), ts);
+		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, next);
 		return true;
 	}
 	case BP_EXIT:
@@ -466,11 +509,11 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 
 			if (final && is_entry(pr->as, final)) {
 				ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
-				       tail_into(e, t, final, regs.rsp, regs.rdi, ts));
+				       tail_into(e, t, final, rsp, entry_arg0(t), ts));
 				return true;
 			}
 		}
-		shadow_exit(e, t, regs.rsp, ts);
+		shadow_exit(e, t, rsp, ts);
 		break;
 	case BP_PATCH:
 		if (!b->resume)
@@ -479,17 +522,18 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 		break;
 	case BP_RTLD:
 		rtld_sync(e, pr, t->tid);
-		b = bp_find(pr->as, regs.rip - 1);    /* the table may have grown */
+		b = bp_find(pr->as, rip - 1);    /* the table may have grown */
 		if (b && b->exits) {
+			struct user_regs_struct regs;
 			uint64_t ret;
 
 			/* _dl_debug_state is a bare ret: do it here */
-			if (mem_read(pr, regs.rsp, &ret, sizeof(ret)) == 0) {
+			if (mem_read(pr, rsp, &ret, sizeof(ret)) == 0 &&
+			    ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0) {
 				regs.rip = ret;
-				regs.rsp += 8;
+				regs.rsp = rsp + 8;
 				ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 			}
-			return true;
 		}
 		return true;
 	}
