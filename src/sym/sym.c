@@ -187,6 +187,22 @@ static char *demangle(const char *raw)
 	return d;
 }
 
+/* The name to report: demangled, without a symbol version ("clock_nanosleep@@GLIBC_2.17"
+ * in glibc's debug symbols is clock_nanosleep). raw keeps the symbol as it is. */
+static char *display_name(const char *raw)
+{
+	const char *at = raw[0] ? strchr(raw + 1, '@') : NULL;
+	char *plain, *name;
+
+	if (!at)
+		return demangle(raw);
+	plain = xstrdup(raw);
+	plain[at - raw] = 0;
+	name = demangle(plain);
+	free(plain);
+	return name;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -882,7 +898,7 @@ int sym_module_load_flags(const char *path, unsigned int flags, struct sym_modul
 		f = &m->funcs[n++];
 		memset(f, 0, sizeof(*f));
 		f->raw = xstrdup(name);
-		f->name = demangle(name);
+		f->name = display_name(name);
 		f->addr = addr;
 		f->size = sym.st_size;
 		f->is_global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
