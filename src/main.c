@@ -68,9 +68,8 @@ static int write_outputs_now(const struct opts *o, struct output *out, const str
 		struct report_opts ro = o->report;
 		int r;
 
-		/* the flat profile answers "where does the time go": own time first */
-		if (!o->sort_given && !strcmp(out[i].ops->name, "flat"))
-			ro.sort = REPORT_SORT_OWN;
+		if (!o->sort_given)
+			ro.sort = out[i].ops->default_sort;
 		ro.output = out[i].path;
 		r = out[i].ops->emit(p, &ro, out[i].f);
 
@@ -250,11 +249,8 @@ int main(int argc, char **argv)
 	eo.nr_patterns = o.nr_patterns;
 	eo.pin = !o.no_pin;
 	eo.count = o.count;
-	/* cprof, eprof and flat show counts per function only */
 	for (size_t i = 0; i < o.nr_formats; i++)
-		if (strcmp(o.formats[i], "cprof") && strcmp(o.formats[i], "eprof") &&
-		    strcmp(o.formats[i], "flat"))
-			eo.count_callers = true;
+		eo.count_callers |= report_find(o.formats[i])->shows_callers;
 	eo.pid = o.pid;
 	eo.clock_cpu = o.clock_cpu;
 	eo.status_line = !o.quiet && isatty(STDERR_FILENO);

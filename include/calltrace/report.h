@@ -34,6 +34,9 @@ void report_opts_init(struct report_opts *ro);
 
 struct report_ops {
 	const char *name;        /* value accepted by --format */
+	enum report_sort default_sort;   /* the sort key when --sort is not given */
+	bool shows_callers;      /* shows caller -> callee pairs: in count mode, the
+	                            engine then reads each call's return address */
 	/* Write the report. 0, or -errno if writing failed. */
 	int (*emit)(const struct profile *p, const struct report_opts *ro, FILE *out);
 };

@@ -202,7 +202,7 @@ static void image_setup(struct engine *e, struct proc *pr, pid_t tid)
 	if (!sym)
 		return;
 	module_setup(e, pr, tid, sym, sym->is_dyn && entry ? entry - sym->entry : 0, true);
-	rtld_init(e, pr, tid);
+	rtld_init(e, pr);
 }
 
 /* At an exec stop, registers cannot be borrowed (we are inside execve): stop again at
@@ -772,19 +772,16 @@ static void leave_rewritten(struct task *t)
 /* Stop every thread, finish what each was doing, restore every byte, let go. */
 static void detach_all(struct engine *e, uint64_t ts)
 {
-	int pending;
-
 	for (struct task *t = e->tasks; t; t = t->next) {
 		t->stopped = false;
 		t->pending_sig = 0;
 		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
-	do {
+	for (;;) {
 		struct task *t;
-		int st;
+		int st, pending = 0;
 		pid_t tid;
 
-		pending = 0;
 		for (t = e->tasks; t; t = t->next)
 			pending += !t->stopped;
 		if (!pending)
@@ -813,25 +810,26 @@ static void detach_all(struct engine *e, uint64_t ts)
 		if (WSTOPSIG(st) == SIGTRAP && on_trap(e, t, ts))
 			continue;       /* our breakpoint: rip already moved on */
 		t->pending_sig = WSTOPSIG(st);
-	} while (pending);
+	}
 
 	for (struct task *t = e->tasks; t; t = t->next) {
 		finish_pending_trap(e, t, ts);
 		leave_xol(t);
 		leave_rewritten(t);
 	}
+	/* every byte back, once per process (through whichever of its threads is left) */
 	for (struct task *t = e->tasks; t; t = t->next) {
 		struct proc *pr = t->proc;
+		const struct task *o;
 
-		if (pr->as && pr->memfd >= 0 && pr->pid == t->tid)
+		for (o = e->tasks; o != t && o->proc != pr; o = o->next)
+			;
+		if (o != t || pr->memfd < 0)
+			continue;
+		if (pr->as)
 			aspace_restore(pr->as, pr->memfd);
-		if (pr->startup_addr && pr->memfd >= 0)
+		if (pr->startup_addr)
 			mem_write(pr, pr->startup_addr, &pr->startup_orig, 1);
-	}
-	for (struct task *t = e->tasks; t; t = t->next) {
-		/* threads of a process whose leader is gone: restore through any */
-		if (t->proc->as && t->proc->memfd >= 0 && !task_find(e, t->proc->pid))
-			aspace_restore(t->proc->as, t->proc->memfd);
 	}
 	while (e->tasks) {
 		struct task *t = e->tasks;
@@ -860,8 +858,8 @@ static void release_all(void)
 /* ---- calibration ---------------------------------------------------------------- */
 
 /* Measure what one stop costs a traced thread, on this machine and CPU placement: a
- * child runs int3 in a loop and each stop is handled like a breakpoint (GETREGS, a rip
- * write, the clock reads). Per stop, the time from our PTRACE_CONT to the next
+ * child runs int3 in a loop and each stop is handled like a breakpoint (rip and rsp, a
+ * rip write, the clock reads). Per stop, the time from our PTRACE_CONT to the next
  * waitpid return is the kernel's part (ck: trap, two context switches), and the CPU
  * time the child is charged is cu. calltrace's own handling time is not calibrated:
  * it is measured at every real stop. A low percentile is taken, not the mean: a stop
@@ -902,16 +900,15 @@ static void calibrate(struct engine *e)
 	fake.proc = &fp;
 	cont(pid, 0);
 	for (int i = 0; i < N; i++) {
-		struct user_regs_struct regs;
-		uint64_t hs;
+		uint64_t hs, rip, rsp;
 
 		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
 			goto out;
 		hs = now_ns();
 		if (after_cont)
 			kern[nk++] = hs - after_cont;
-		ptrace(PTRACE_GETREGS, pid, 0, &regs);
-		ptrace(PTRACE_POKEUSER, pid, RIP_OFFSET, regs.rip);
+		stop_ip_sp(pid, &rip, &rsp);          /* as on_trap() does */
+		ptrace(PTRACE_POKEUSER, pid, RIP_OFFSET, rip);
 		if (e->need_cpu) {
 			uint64_t c = shadow_read_cpu(&fake);
 

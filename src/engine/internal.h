@@ -223,7 +223,7 @@ struct ct_thread *task_thread(struct engine *e, struct task *t);
 uint64_t proc_auxv(pid_t pid, uint64_t type);
 /* At the first instruction: find ld.so and plant its rendezvous breakpoint (only when
  * libraries are traced). */
-void rtld_init(struct engine *e, struct proc *pr, pid_t tid);
+void rtld_init(struct engine *e, struct proc *pr);
 /* The rendezvous breakpoint was hit (or we attached): sync modules with the link map. */
 void rtld_sync(struct engine *e, struct proc *pr, pid_t tid);
 

@@ -131,13 +131,12 @@ static bool mapping_of(pid_t pid, uint64_t addr, char *file, size_t len, uint64_
 	return found;
 }
 
-void rtld_init(struct engine *e, struct proc *pr, pid_t tid)
+void rtld_init(struct engine *e, struct proc *pr)
 {
 	struct sym_module *ld = NULL;
 	char file[4096];
 	uint64_t base, at_base = proc_auxv(pr->pid, AT_BASE);
 
-	(void)tid;
 	if (!e->eo->nr_libs || !at_base)
 		return;           /* no libraries traced, or no dynamic linker */
 	if (!mapping_of(pr->pid, at_base, file, sizeof(file), &base))

@@ -478,5 +478,7 @@ static int emit_callgrind(const struct profile *p, const struct report_opts *ro,
 
 const struct report_ops report_callgrind = {
 	.name = "callgrind",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = true,
 	.emit = emit_callgrind,
 };

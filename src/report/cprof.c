@@ -210,5 +210,7 @@ static int emit_cprof(const struct profile *p, const struct report_opts *ro, FIL
 
 const struct report_ops report_cprof = {
 	.name = "cprof",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = false,
 	.emit = emit_cprof,
 };

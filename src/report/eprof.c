@@ -288,5 +288,7 @@ static int emit_eprof(const struct profile *p, const struct report_opts *ro, FIL
 
 const struct report_ops report_eprof = {
 	.name = "eprof",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = false,
 	.emit = emit_eprof,
 };

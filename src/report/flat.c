@@ -296,5 +296,7 @@ static int emit_flat(const struct profile *p, const struct report_opts *ro, FILE
 
 const struct report_ops report_flat = {
 	.name = "flat",
+	.default_sort = REPORT_SORT_OWN,
+	.shows_callers = false,
 	.emit = emit_flat,
 };

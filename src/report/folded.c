@@ -317,5 +317,7 @@ static int emit(const struct profile *p, const struct report_opts *ro, FILE *out
 
 const struct report_ops report_folded = {
 	.name = "folded",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = true,
 	.emit = emit,
 };

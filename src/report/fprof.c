@@ -654,5 +654,7 @@ static int emit_fprof(const struct profile *p, const struct report_opts *ro, FIL
 
 const struct report_ops report_fprof = {
 	.name = "fprof",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = true,
 	.emit = emit_fprof,
 };

@@ -525,5 +525,7 @@ static int emit_json(const struct profile *p, const struct report_opts *ro, FILE
 
 const struct report_ops report_json = {
 	.name = "json",
+	.default_sort = REPORT_SORT_ACC,
+	.shows_callers = true,
 	.emit = emit_json,
 };
