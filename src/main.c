@@ -248,6 +248,7 @@ int main(int argc, char **argv)
 	eo.patterns = o.patterns;
 	eo.nr_patterns = o.nr_patterns;
 	eo.pin = !o.no_pin;
+	eo.no_detours = o.no_detours;
 	eo.count = o.count;
 	for (size_t i = 0; i < o.nr_formats; i++)
 		eo.count_callers |= report_find(o.formats[i])->shows_callers;
@@ -272,13 +273,15 @@ int main(int argc, char **argv)
 	}
 	if (o.stats)
 		fprintf(stderr, "calltrace: %llu calls (%llu recorded), %llu stops, %.3f stops per "
-			"call, %llu breakpoints, %llu functions not traced; one stop costs "
+			"call, %llu breakpoints (%llu in detours), %llu rip writes, %llu "
+			"functions not traced; one stop costs "
 			"%llu ns wall (%llu ns of it calltrace's handling), %llu ns cpu; "
 			"kernel part used %llu ns\n",
 			(unsigned long long)stats.calls, (unsigned long long)stats.recorded,
 			(unsigned long long)stats.stops,
 			stats.calls ? (double)stats.stops / (double)stats.calls : 0.0,
-			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_refused,
+			(unsigned long long)stats.nr_bps, (unsigned long long)stats.nr_detoured,
+			(unsigned long long)stats.rip_writes, (unsigned long long)stats.nr_refused,
 			(unsigned long long)stats.stop_wall_ns, (unsigned long long)stats.handler_ns,
 			(unsigned long long)stats.stop_cpu_ns,
 			(unsigned long long)stats.stop_kernel_used_ns);

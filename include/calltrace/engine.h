@@ -33,6 +33,8 @@ struct engine_opts {
 	bool count_callers;          /* count mode: read each call's return address to
 	                                count caller -> callee pairs (only when a report
 	                                shows them: it costs a memory read per call) */
+	bool no_detours;             /* plain int3 sites only: no detour blocks (the rip
+	                                is then written at most stops) */
 	struct sym_module *image;    /* the program's symbols, loaded while validating;
 	                                the engine takes ownership */
 };
@@ -42,6 +44,8 @@ struct engine_stats {
 	uint64_t calls;              /* traced function entries (recorded or not) */
 	uint64_t recorded;           /* calls recorded in the profile */
 	uint64_t nr_bps;             /* breakpoints planted */
+	uint64_t nr_detoured;        /* ... of which in detour blocks (no rip write) */
+	uint64_t rip_writes;         /* stops at which the thread's rip was written */
 	uint64_t nr_refused;         /* functions left untraced (instruction not movable) */
 	uint64_t stop_wall_ns;       /* calibrated cost of one stop, wall, as the thread sees it */
 	uint64_t stop_cpu_ns;        /* calibrated CPU time one stop charges the thread */

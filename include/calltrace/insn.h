@@ -88,12 +88,18 @@ enum insn_exit_kind {
 	EXIT_ENTRY_JUMP, /* direct jmp/jcc back to the body's first instruction */
 };
 
+#define INSN_PREV_MAX 4
+
 struct insn_exit {
 	uint64_t addr;
 	uint64_t target;       /* EXIT_JMP_OUT / EXIT_ENTRY_JUMP */
 	enum insn_exit_kind kind;
 	enum insn_kind insn_kind;
 	uint8_t len;
+	/* EXIT_RET: the movable instructions right before it (see insn_movable()), in
+	 * straight-line order inside the body; prev_len[0] is the nearest */
+	uint8_t nr_prev;
+	uint8_t prev_len[INSN_PREV_MAX];
 };
 
 /* Linear-sweep the body [@start, @start+@len) whose bytes are @code and report each
@@ -102,5 +108,56 @@ struct insn_exit {
 typedef void (*insn_exit_fn)(const struct insn_exit *e, void *arg);
 int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
 		   insn_exit_fn fn, void *arg, uint64_t *bad_addr);
+
+/* The same scan, also reporting to @target_fn (if not NULL) the target of every direct
+ * jmp, jcc, loop and call in the body, wherever it leads. */
+typedef void (*insn_target_fn)(uint64_t target, void *arg);
+int insn_scan_body_ex(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
+		      insn_exit_fn fn, insn_target_fn target_fn, void *arg, uint64_t *bad_addr);
+
+/* ---- detours ----------------------------------------------------------------------
+ * A detour replaces the first 5 bytes of a run of whole instructions (the region) with
+ * a 'jmp rel32' to a block in the XOL page. The block holds an int3 where the tracer
+ * wants a stop, then copies of the region's instructions, then a 'jmp rel32' back to
+ * the end of the region, or, if the region ends in a ret, an int3 and that ret. The
+ * thread reaches the block and, after a stop, goes on from where the int3 left it:
+ * unlike an int3 at the site, no register is written at the stop. Only movable
+ * instructions are copied, and the caller makes sure nothing jumps into the region
+ * past its first byte. */
+
+#define INSN_DETOUR_JMP    5      /* the jmp rel32 at the site */
+#define INSN_DETOUR_SPAN   24     /* most bytes a region covers */
+#define INSN_DETOUR_BLOCK  48     /* most bytes a block takes */
+
+/* Can the instruction at @code run unchanged from another address once a %rip-relative
+ * displacement is re-based? (Not a branch, call, ret, syscall or trapping instruction;
+ * no eip-relative operand.) -EINVAL if it does not decode, else 0 or 1. */
+int insn_movable(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr);
+
+/* The region of an entry detour at @addr: the fewest whole movable instructions
+ * covering 5 bytes; with @extend, through a ret that follows so closely (movable
+ * instructions between) that a region of its own for that ret would overlap this one.
+ * Returns its length (*ends_in_ret set when a ret is its last instruction), or 0 when
+ * the first 5 bytes are not all movable instructions. */
+size_t insn_entry_region(struct insn_decoder *d, const uint8_t *code, size_t len,
+			 uint64_t addr, bool extend, bool *ends_in_ret);
+
+struct insn_detour {
+	uint64_t site;              /* the region: [site, site + site_len) */
+	uint8_t site_len;
+	uint8_t jmp[INSN_DETOUR_JMP];   /* written at the site */
+	uint8_t code[INSN_DETOUR_BLOCK];
+	uint8_t code_len;
+	int8_t entry_trap;          /* offset of the block's entry int3, -1 if none */
+	int8_t exit_trap;           /* offset of the int3 before its ret, -1 if none */
+};
+
+/* Plan the detour of the region [@site, @site + @len) whose bytes are @code, its block
+ * at @slot: every instruction movable except a last one that may be a ret. @entry_trap
+ * starts the block with an int3; @exit_trap puts one before a final ret. Each copy is
+ * re-decoded and checked like an XOL copy. NULL, or why it cannot be done. */
+const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t len,
+			     uint64_t site, uint64_t slot, bool entry_trap, bool exit_trap,
+			     struct insn_detour *out);
 
 #endif

@@ -25,6 +25,7 @@ struct opts {
 	const char *output;        /* -o FILE or NULL for stderr */
 	bool count;                /* -c: call-count mode */
 	bool no_pin;               /* --no-pin: leave CPU placement to the scheduler */
+	bool no_detours;           /* --no-detours: int3 at every site */
 	bool clock_cpu;            /* --clock cpu */
 	bool no_suspend;           /* --no-suspend */
 	bool raw_times;            /* --raw-times: no compensation for the cost of stops */

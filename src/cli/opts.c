@@ -28,6 +28,7 @@ enum {
 	OPT_NO_SUSPEND,
 	OPT_RAW_TIMES,
 	OPT_QUIET,
+	OPT_NO_DETOURS,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "totals", no_argument, NULL, OPT_TOTALS },
 	{ "no-details", no_argument, NULL, OPT_NO_DETAILS },
 	{ "no-pin", no_argument, NULL, OPT_NO_PIN },
+	{ "no-detours", no_argument, NULL, OPT_NO_DETOURS },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "follow-forks", no_argument, NULL, OPT_FOLLOW_FORKS },
@@ -95,6 +97,8 @@ void opts_usage(FILE *out)
 	      "                          'suspend' pseudo-function (one clock read less per stop)\n"
 	      "      --raw-times         do not subtract the calibrated cost of ptrace stops\n"
 	      "      --no-pin            do not pin calltrace and the program to one CPU\n"
+	      "      --no-detours        int3 at every site, no detour blocks (slower: a\n"
+	      "                          register write at most stops)\n"
 	      "      --stats             print calls, stops and breakpoints on stderr\n"
 	      "  -q, --quiet             no live status line (shown on stderr when it is a\n"
 	      "                          terminal: elapsed time, calls, calls/s, threads)\n"
@@ -279,6 +283,9 @@ enum opts_result opts_parse(struct opts *o, int argc, char **argv, char *err, si
 			break;
 		case OPT_NO_DETAILS:
 			o->report.details = false;
+			break;
+		case OPT_NO_DETOURS:
+			o->no_detours = true;
 			break;
 		case OPT_NO_PIN:
 			o->no_pin = true;

@@ -7,13 +7,19 @@
  * Planting a module (module_setup):
  *   1. map an r-x XOL page within +-2 GiB of the module, by making the program run one
  *      mmap system call (inject_mmap);
- *   2. plan every function entry (insn_plan_site): rewrite an endbr64/nop in place as
- *      int3 + shorter nop, emulate a ret or jmp by setting rip, or run the displaced
- *      instruction from its own XOL slot followed by a jmp back;
- *   3. scan every body for exits: an int3 on every ret and every direct jump leaving
- *      the function for code that is not traced; loops back to the entry are sent
- *      past the entry breakpoint;
- *   4. write the XOL page, then the breakpoint bytes.
+ *   2. decode every body once: the exits (rets, jumps leaving the function) and the
+ *      target of every direct branch, so that a detour never covers a byte that some
+ *      jump lands on;
+ *   3. plan every function entry: a detour when its first 5 bytes are movable
+ *      instructions that nothing jumps into (the stop needs no register write: the
+ *      int3 is in the block), else insn_plan_site(): rewrite an endbr64/nop in place
+ *      as int3 + shorter nop, emulate a ret or jmp by setting rip, or run the
+ *      displaced instruction from its own XOL slot followed by a jmp back;
+ *   4. every exit: a ret gets a detour over itself and the movable instructions before
+ *      it when that is safe, else an int3; a direct jump leaving the function for
+ *      code that is not traced gets an int3; loops back to the entry are sent past
+ *      the entry breakpoint;
+ *   5. write the XOL page, then the breakpoint and detour bytes.
  * Nothing is written again until the module goes away or the process is released. */
 #include <errno.h>
 #include <fcntl.h>
@@ -395,11 +401,43 @@ struct plant_ctx {
 	uint8_t *xol;            /* local copy of the XOL page */
 	size_t xol_used;
 	bool want_exits;         /* plant ret / leaving-jump breakpoints in this body */
+	uint32_t func;           /* the function being scanned or planted */
+	/* detours (module_setup step 2) */
+	bool detours;            /* allowed at all (not --no-detours, an XOL page) */
+	uint64_t *targets;       /* sorted: every direct branch target, every entry */
+	size_t nr_targets, cap_targets;
+	uint8_t *fn_flags;       /* per function: FN_* */
+	uint64_t *entry_end;     /* per function: end of its entry detour, 0 if none */
+	struct fn_exit *exits;   /* every exit found, in body order */
+	size_t nr_exits, cap_exits;
+};
+
+#define FN_NO_DETOUR       1    /* not fully decoded: no detour anywhere in it */
+#define FN_NO_EXIT_DETOUR  2    /* has an indirect jmp (a switch table can land
+                                   anywhere): no detour over a ret */
+
+struct fn_exit {
+	uint32_t func;
+	struct insn_exit x;
 };
 
 static uint64_t xol_next(const struct plant_ctx *c)
 {
 	return c->mod->xol_base + c->xol_used;
+}
+
+/* Room for a detour block of @n bytes (16-byte aligned), copied from @bytes; 0 if none. */
+static uint64_t xol_alloc_block(struct plant_ctx *c, const uint8_t *bytes, size_t n)
+{
+	size_t need = (n + 15) & ~(size_t)15;
+	uint64_t at;
+
+	if (!c->mod->xol_base || c->xol_used + need > c->mod->xol_size)
+		return 0;
+	at = xol_next(c);
+	memcpy(c->xol + c->xol_used, bytes, n);
+	c->xol_used += need;
+	return at;
 }
 
 static uint64_t xol_alloc(struct plant_ctx *c, const uint8_t *bytes, size_t n)
@@ -453,6 +491,213 @@ static int apply_plan(struct plant_ctx *c, struct bp *b, const struct insn_plan 
 	b->nr_orig = 1;
 	b->patch[0] = 0xcc;
 	return b->resume ? 0 : -ENOSPC;
+}
+
+/* ---- detours ------------------------------------------------------------------ */
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void add_target(uint64_t target, void *arg)
+{
+	struct plant_ctx *c = arg;
+
+	if (c->nr_targets == c->cap_targets) {
+		c->cap_targets = c->cap_targets ? c->cap_targets * 2 : 1024;
+		c->targets = xrealloc(c->targets, c->cap_targets * sizeof(*c->targets));
+	}
+	c->targets[c->nr_targets++] = target;
+}
+
+static void store_exit(const struct insn_exit *x, void *arg)
+{
+	struct plant_ctx *c = arg;
+
+	if (x->kind == EXIT_JMP_IND)
+		c->fn_flags[c->func] |= FN_NO_EXIT_DETOUR;
+	if (c->nr_exits == c->cap_exits) {
+		c->cap_exits = c->cap_exits ? c->cap_exits * 2 : 256;
+		c->exits = xrealloc(c->exits, c->cap_exits * sizeof(*c->exits));
+	}
+	c->exits[c->nr_exits].func = c->func;
+	c->exits[c->nr_exits++].x = *x;
+}
+
+/* Step 2: decode every body once, keeping its exits and every branch target. */
+static void scan_bodies(struct plant_ctx *c)
+{
+	struct module *m = c->mod;
+	const struct sym_module *s = m->sym;
+	bool cold_ind = false;
+
+	c->fn_flags = xcalloc(s->nr_funcs ? s->nr_funcs : 1, 1);
+	c->entry_end = xcalloc(s->nr_funcs ? s->nr_funcs : 1, sizeof(*c->entry_end));
+	for (size_t i = 0; i < s->nr_funcs; i++) {
+		const struct sym_func *f = &s->funcs[i];
+		uint64_t raddr = f->addr + m->bias, bad;
+		const uint8_t *p;
+		size_t avail;
+
+		add_target(raddr, c);
+		p = code_at(c, raddr, &avail);
+		if (!p || avail < f->size) {
+			c->fn_flags[i] |= FN_NO_DETOUR;
+			continue;
+		}
+		c->func = (uint32_t)i;
+		if (insn_scan_body_ex(c->e->dec, p, f->size, raddr, store_exit, add_target, c,
+				      &bad) < 0) {
+			c->fn_flags[i] |= FN_NO_DETOUR;
+			msg_debug("%s: undecodable at %#" PRIx64 "; exits after it are not watched",
+				  f->name, bad);
+		}
+		if (f->is_cold && (c->fn_flags[i] & FN_NO_EXIT_DETOUR))
+			cold_ind = true;
+	}
+	/* a cold part's switch table may land in its parent's body: no ret detours then */
+	for (size_t i = 0; cold_ind && i < s->nr_funcs; i++)
+		c->fn_flags[i] |= FN_NO_EXIT_DETOUR;
+	qsort(c->targets, c->nr_targets, sizeof(*c->targets), cmp_addr);
+}
+
+/* May a detour cover [@lo, @hi)? Nothing may land inside it past @lo: no branch target
+ * and, when attaching, no thread stopped there. */
+static bool region_free(const struct plant_ctx *c, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = c->nr_targets;
+
+	while (a < b) {          /* first target > lo */
+		size_t mid = (a + b) / 2;
+
+		if (c->targets[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a < c->nr_targets && c->targets[a] < hi)
+		return false;
+	for (size_t i = 0; i < c->e->nr_live_ips; i++)
+		if (c->e->live_ips[i] > lo && c->e->live_ips[i] < hi)
+			return false;
+	for (uint64_t x = lo; x < hi; x++)
+		if (bp_find(c->as, x))
+			return false;    /* bytes some other site already claims */
+	return true;
+}
+
+/* A breakpoint for the int3 at @addr inside a block: written with the block, turned
+ * into a nop when calltrace lets go. */
+static struct bp *add_block_trap(struct plant_ctx *c, uint64_t addr, enum bp_kind kind)
+{
+	struct bp *b = bp_add(c->as, addr);
+
+	if (!b)
+		return NULL;
+	b->kind = (uint8_t)kind;
+	b->mod = c->mod;
+	b->func = c->func;
+	b->in_block = true;
+	b->nr_orig = 1;
+	b->orig[0] = 0x90;
+	b->patch[0] = 0xcc;
+	return b;
+}
+
+/* Plan a detour over [@site, @site + @len) and place its block. 0, or -1 (nothing
+ * changed) when it cannot be done. */
+static int place_detour(struct plant_ctx *c, uint64_t site, size_t len, bool entry,
+			bool exit_trap, struct insn_detour *d)
+{
+	const uint8_t *p;
+	const char *why;
+	size_t avail;
+
+	p = code_at(c, site, &avail);
+	if (!p || avail < len || !region_free(c, site, site + len))
+		return -1;
+	why = insn_plan_detour(c->e->dec, p, len, site, xol_next(c), entry, exit_trap, d);
+	if (why) {
+		msg_debug("%#" PRIx64 ": no detour (%s)", site, why);
+		return -1;
+	}
+	if (c->xol_used + ((d->code_len + 15u) & ~15u) > c->mod->xol_size)
+		return -1;
+	return xol_alloc_block(c, d->code, d->code_len) ? 0 : -1;
+}
+
+/* The entry of function @i at @raddr through a detour, if it can have one. */
+static bool detour_entry(struct plant_ctx *c, size_t i, uint64_t raddr, const uint8_t *p,
+			 size_t avail)
+{
+	struct insn_detour d;
+	uint64_t block;
+	size_t len;
+	bool ret;
+	struct bp *b;
+
+	if (!c->detours || (c->fn_flags[i] & FN_NO_DETOUR))
+		return false;
+	c->func = (uint32_t)i;
+	len = insn_entry_region(c->e->dec, p, avail, raddr, true, &ret);
+	if (len && ret && !region_free(c, raddr, raddr + len))
+		len = insn_entry_region(c->e->dec, p, avail, raddr, false, &ret);
+	/* count mode wants a function's exit only if it is a root */
+	if (!len || place_detour(c, raddr, len, true,
+				 ret && (!c->e->eo->count || c->mod->is_root[i]), &d) < 0)
+		return false;
+	block = xol_next(c) - ((d.code_len + 15u) & ~15u);
+	b = bp_add(c->as, raddr);
+	if (!b)
+		return false;
+	b->kind = BP_ENTRY;
+	b->mod = c->mod;
+	b->func = (uint32_t)i;
+	b->detour_site = true;
+	b->resume = block + 1;           /* past the int3: for tail calls and loops */
+	b->nr_orig = INSN_DETOUR_JMP;
+	memcpy(b->patch, d.jmp, INSN_DETOUR_JMP);
+	add_block_trap(c, block, BP_ENTRY);
+	if (d.exit_trap >= 0)
+		add_block_trap(c, block + (uint64_t)d.exit_trap, BP_EXIT);
+	c->entry_end[i] = raddr + len;
+	return true;
+}
+
+/* The ret @x of the function being planted through a detour, if it can have one. */
+static bool detour_ret(struct plant_ctx *c, const struct insn_exit *x)
+{
+	uint64_t end = x->addr + x->len, start = x->addr;
+	struct insn_detour d;
+	struct bp *b;
+
+	if (!c->detours || (c->fn_flags[c->func] & (FN_NO_DETOUR | FN_NO_EXIT_DETOUR)) ||
+	    c->mod->sym->funcs[c->func].is_cold)
+		return false;
+	if (x->addr < c->entry_end[c->func])
+		return true;       /* inside the entry's detour, which has its int3 */
+	for (int k = 0; k < x->nr_prev && end - start < INSN_DETOUR_JMP; k++)
+		start -= x->prev_len[k];
+	if (end - start < INSN_DETOUR_JMP || end - start > INSN_DETOUR_SPAN ||
+	    start < c->entry_end[c->func] ||
+	    start < c->mod->sym->funcs[c->func].addr + c->mod->bias)
+		return false;
+	if (place_detour(c, start, end - start, false, true, &d) < 0)
+		return false;
+	b = bp_add(c->as, start);
+	if (!b)
+		return false;
+	b->kind = BP_DETOUR;
+	b->detour_site = true;
+	b->mod = c->mod;
+	b->nr_orig = INSN_DETOUR_JMP;
+	memcpy(b->patch, d.jmp, INSN_DETOUR_JMP);
+	add_block_trap(c, xol_next(c) - ((d.code_len + 15u) & ~15u) + (uint64_t)d.exit_trap,
+		       BP_EXIT);
+	return true;
 }
 
 /* Is @raddr inside some traced function (of any module)? */
@@ -601,6 +846,8 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 		return;
 	switch (x->kind) {
 	case EXIT_RET:
+		if (detour_ret(c, x))
+			return;
 		break;
 	case EXIT_JMP_OUT: {
 		const struct sym_func *tf = any_func(c->as, x->target, &tm);
@@ -656,6 +903,8 @@ static void plan_entries(struct plant_ctx *c)
 		p = code_at(c, raddr, &avail);
 		if (avail > f->size)
 			avail = f->size;
+		if (p && detour_entry(c, i, raddr, p, avail))
+			continue;
 		if (!p || insn_plan_site(c->e->dec, p, avail, raddr, xol_next(c), &plan) < 0 ||
 		    plan.kind == PLAN_REFUSE) {
 			msg_debug("%s: not traced (%s)", f->name,
@@ -695,23 +944,13 @@ static void plan_entries(struct plant_ctx *c)
 static void scan_exits(struct plant_ctx *c)
 {
 	struct module *m = c->mod;
-	const struct sym_module *s = m->sym;
 
-	for (size_t i = 0; i < s->nr_funcs; i++) {
-		const struct sym_func *f = &s->funcs[i];
-		uint64_t raddr = f->addr + m->bias, bad;
-		const uint8_t *p;
-		size_t avail;
-
-		p = code_at(c, raddr, &avail);
-		if (!p || avail < f->size)
-			continue;
+	for (size_t i = 0; i < c->nr_exits; i++) {
+		c->func = c->exits[i].func;
 		/* count mode watches only the roots' exits: it needs to know when a root
 		 * is active, not when other calls end */
-		c->want_exits = !c->e->eo->count || m->is_root[i];
-		if (insn_scan_body(c->e->dec, p, f->size, raddr, plant_exit, c, &bad) < 0)
-			msg_debug("%s: undecodable at %#" PRIx64 "; exits after it are not watched",
-				  f->name, bad);
+		c->want_exits = !c->e->eo->count || m->is_root[c->func];
+		plant_exit(&c->exits[i].x, c);
 	}
 }
 
@@ -730,6 +969,11 @@ static int write_module(struct plant_ctx *c)
 
 		if (!b->addr || b->mod != c->mod || !b->nr_orig)
 			continue;
+		if (b->in_block) {
+			c->e->st->nr_bps++;          /* its int3 went with the XOL page */
+			c->e->st->nr_detoured++;
+			continue;
+		}
 		p = code_at(c, b->addr, &avail);
 		if (!p || avail < b->nr_orig) {
 			b->nr_orig = 0;
@@ -738,8 +982,8 @@ static int write_module(struct plant_ctx *c)
 		memcpy(b->orig, p, b->nr_orig);     /* from the snapshot: never our own bytes */
 		if (mem_write(c->pr, b->addr, b->patch, b->nr_orig) < 0)
 			rc = -EIO;
-		else
-			c->e->st->nr_bps++;
+		else if (!b->detour_site)
+			c->e->st->nr_bps++;       /* a detour's jmp is counted at its int3 */
 	}
 	return rc;
 }
@@ -829,13 +1073,19 @@ struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
 	c.code_lo = m->lo;
 	c.code_hi = m->hi;
 
+	c.detours = !e->eo->no_detours;
+	scan_bodies(&c);
+	/* slots for entries and exits, and a block for every entry and exit */
 	need = (sym->nr_funcs * 2 + 16) * INSN_XOL_SLOT;
+	if (c.detours)
+		need += (sym->nr_funcs + c.nr_exits) * INSN_DETOUR_BLOCK;
 	m->xol_size = (need + 4095) & ~(size_t)4095;
 	m->xol_base = map_xol_near(pr, tid, m->lo, m->hi, m->xol_size);
 	if (!m->xol_base) {
 		msg_warn("pid %d: cannot map an out-of-line page near %s; only functions that "
 			 "need none are traced", pr->pid, sym->base);
 		m->xol_size = 0;
+		c.detours = false;
 	}
 	c.xol = xcalloc(1, m->xol_size ? m->xol_size : 1);
 	if (m->xol_base) {
@@ -848,12 +1098,17 @@ struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
 	}
 	/* link first so that exits can tell tail calls into this module's entries */
 	link_module(pr->as, m);
-	bp_reserve(pr->as, sym->nr_funcs * 4 + 16);
+	/* an entry: its site and up to two int3s; an exit: a site and an int3 */
+	bp_reserve(pr->as, sym->nr_funcs * 3 + c.nr_exits * 2 + 16);
 	plan_entries(&c);
 	scan_exits(&c);
 	rc = write_module(&c);
 	free(c.xol);
 	free(code);
+	free(c.targets);
+	free(c.fn_flags);
+	free(c.entry_end);
+	free(c.exits);
 	if (rc < 0)
 		die(EXIT_TRACER, "pid %d: cannot write breakpoints into %s: %s", pr->pid,
 		    sym->base, strerror(-rc));

@@ -457,6 +457,13 @@ static uint64_t entry_arg0(const struct task *t)
 	return peek_reg(t->tid, offsetof(struct user, regs.rdi));
 }
 
+/* Send a stopped thread on at @rip: the one register write a stop may need. */
+static void set_rip(struct engine *e, const struct task *t, uint64_t rip)
+{
+	e->st->rip_writes++;
+	ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, rip);
+}
+
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
 static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 {
@@ -468,7 +475,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 		return false;
 	if (pr->startup_addr && rip - 1 == pr->startup_addr) {
 		mem_write(pr, pr->startup_addr, &pr->startup_orig, 1);
-		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, pr->startup_addr);
+		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, pr->startup_addr);   /* once */
 		pr->startup_addr = 0;
 		image_setup(e, pr, t->tid);
 		return true;
@@ -485,8 +492,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 		e->st->stops++;
 		shadow_entry(e, t, b, rsp, entry_arg0(t), ts, false);
 		if (b->tail) {
-			ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
-			       tail_into(e, t, b->target, rsp, entry_arg0(t), ts));
+			set_rip(e, t, tail_into(e, t, b->target, rsp, entry_arg0(t), ts));
 			return true;
 		}
 		break;
@@ -497,7 +503,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 		if (b->cc == CC_ALWAYS ||
 		    cc_holds(b->cc, peek_reg(t->tid, offsetof(struct user, regs.eflags))))
 			next = tail_into(e, t, b->target, rsp, entry_arg0(t), ts);
-		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, next);
+		set_rip(e, t, next);
 		return true;
 	}
 	case BP_EXIT:
@@ -508,8 +514,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 			uint64_t final = plt_target(pr, b->target);
 
 			if (final && is_entry(pr->as, final)) {
-				ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET,
-				       tail_into(e, t, final, rsp, entry_arg0(t), ts));
+				set_rip(e, t, tail_into(e, t, final, rsp, entry_arg0(t), ts));
 				return true;
 			}
 		}
@@ -520,6 +525,8 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 			return false;   /* a rewritten displacement never traps */
 		e->st->stops++;
 		break;
+	case BP_DETOUR:
+		return false;           /* a jmp: never traps */
 	case BP_RTLD:
 		rtld_sync(e, pr, t->tid);
 		b = bp_find(pr->as, rip - 1);    /* the table may have grown */
@@ -538,7 +545,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 		return true;
 	}
 	if (b->resume)
-		ptrace(PTRACE_POKEUSER, t->tid, RIP_OFFSET, b->resume);
+		set_rip(e, t, b->resume);
 	return true;
 }
 
@@ -858,8 +865,8 @@ static void release_all(void)
 /* ---- calibration ---------------------------------------------------------------- */
 
 /* Measure what one stop costs a traced thread, on this machine and CPU placement: a
- * child runs int3 in a loop and each stop is handled like a breakpoint (rip and rsp, a
- * rip write, the clock reads). Per stop, the time from our PTRACE_CONT to the next
+ * child runs int3 in a loop and each stop is handled like a breakpoint (rip and rsp,
+ * the clock reads). Per stop, the time from our PTRACE_CONT to the next
  * waitpid return is the kernel's part (ck: trap, two context switches), and the CPU
  * time the child is charged is cu. calltrace's own handling time is not calibrated:
  * it is measured at every real stop. A low percentile is taken, not the mean: a stop
@@ -900,15 +907,17 @@ static void calibrate(struct engine *e)
 	fake.proc = &fp;
 	cont(pid, 0);
 	for (int i = 0; i < N; i++) {
-		uint64_t hs, rip, rsp;
+		uint64_t hs, rip = 0, rsp = 0;
 
 		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
 			goto out;
 		hs = now_ns();
 		if (after_cont)
 			kern[nk++] = hs - after_cont;
-		stop_ip_sp(pid, &rip, &rsp);          /* as on_trap() does */
-		ptrace(PTRACE_POKEUSER, pid, RIP_OFFSET, rip);
+		/* as on_trap() does on the common path: rip and rsp read, none written (a
+		 * detour's block goes on from its int3) */
+		if (!stop_ip_sp(pid, &rip, &rsp))
+			goto out;
 		if (e->need_cpu) {
 			uint64_t c = shadow_read_cpu(&fake);
 
@@ -1095,11 +1104,22 @@ static int attach(struct engine *e)
 		struct sym_module *sym = load_exe(e, pid);
 		uint64_t entry = proc_auxv(pid, AT_ENTRY);
 		pid_t tid = e->tasks->tid;
+		size_t n = 0;
+		uint64_t *ips;
 
 		if (!sym) {
 			detach_all(e, now_ns());
 			return -ENOENT;
 		}
+		/* the threads run on from where they stopped: no detour may cover that */
+		for (struct task *t = e->tasks; t; t = t->next)
+			n++;
+		ips = xcalloc(n, sizeof(*ips));
+		n = 0;
+		for (struct task *t = e->tasks; t; t = t->next)
+			ips[n++] = peek_reg(t->tid, RIP_OFFSET);
+		e->live_ips = ips;
+		e->nr_live_ips = n;
 		module_setup(e, pr, tid, sym, sym->is_dyn && entry ? entry - sym->entry : 0, true);
 		if (e->eo->nr_libs) {
 			uint64_t brk = 0;
@@ -1110,6 +1130,9 @@ static int attach(struct engine *e)
 				     sizeof(brk)) == 0 && brk)
 				aspace_add_rtld(e, pr, brk);
 		}
+		e->live_ips = NULL;
+		e->nr_live_ips = 0;
+		free(ips);
 	}
 	for (struct task *t = e->tasks; t; t = t->next) {
 		cont(t->tid, t->pending_sig);

@@ -45,11 +45,14 @@ enum bp_kind {
 	BP_RTLD,       /* the dynamic linker's _dl_debug_state */
 	BP_TAIL,       /* a jmp/jcc to a traced function's entry: a tail call, handled
 	                  as that function's entry in the same stop */
+	BP_DETOUR,     /* the jmp of an exit detour (never traps; its int3 is a BP_EXIT
+	                  in the block) */
 };
 
 struct bp {
 	uint64_t addr;            /* runtime address; 0 = free table slot */
-	uint64_t resume;          /* rip to continue at; 0: leave rip as the trap left it */
+	uint64_t resume;          /* rip to continue at; 0: leave rip as the trap left it.
+	                             A detoured entry's site: its block, past the int3 */
 	struct module *mod;
 	uint32_t func;            /* BP_ENTRY: index in mod->sym->funcs */
 	uint8_t kind;
@@ -60,6 +63,9 @@ struct bp {
 	uint8_t cc;               /* BP_TAIL: condition code of a jcc, CC_ALWAYS for jmp */
 	uint8_t len;              /* BP_TAIL: instruction length (not taken: rip += len) */
 	uint64_t target;          /* BP_TAIL, tail entries: the traced entry jumped to */
+	bool detour_site;         /* its patch is a detour's jmp (BP_ENTRY, BP_DETOUR) */
+	bool in_block;            /* an int3 in a detour block (XOL page): orig[0] is the
+	                             nop that replaces it when calltrace lets go */
 	uint8_t nr_orig;          /* bytes replaced; 0: not written */
 	uint8_t orig[16];
 	uint8_t patch[16];
@@ -172,6 +178,9 @@ struct engine {
 	struct ct_hist rt_wall;   /* round trips seen in the run: kernel part + work */
 	struct ct_hist rt_cpu;
 	ct_func_id suspend_id;
+	const uint64_t *live_ips; /* attach: where the threads are stopped (no detour may
+	                             cover one of these but at its first byte) */
+	size_t nr_live_ips;
 };
 
 /* aspace.c */

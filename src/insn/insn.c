@@ -283,16 +283,16 @@ static bool emit_jmp(struct insn_plan *p, uint64_t slot, uint64_t target)
 	return emit_rel32(p, slot, op, 1, target);
 }
 
-/* Re-decode the XOL code at offset @off (runtime address slot + @off) and check that it
- * is instruction @id of @len bytes and, when @target is nonzero, that its relative
- * target (or, if it is rip-relative, its effective address) is @target. */
-static bool verify_xol(struct insn_decoder *d, const struct insn_plan *p, uint64_t slot,
-		       int off, unsigned int id, int len, uint64_t target)
+/* Re-decode @n bytes at @buf (runtime address @at) and check that they start with
+ * instruction @id of @len bytes and, when @target is nonzero, that its relative target
+ * (or, if it is rip-relative, its effective address) is @target. */
+static bool verify_at(struct insn_decoder *d, const uint8_t *buf, size_t n, uint64_t at,
+		      unsigned int id, int len, uint64_t target)
 {
 	const cs_x86_op *mem;
 	const cs_x86 *x;
 
-	if (decode_one(d, p->xol + off, p->xol_len - off, slot + off) < 0)
+	if (decode_one(d, buf, n, at) < 0)
 		return false;
 	if (d->insn->id != id || d->insn->size != len)
 		return false;
@@ -300,10 +300,17 @@ static bool verify_xol(struct insn_decoder *d, const struct insn_plan *p, uint64
 		return true;
 	mem = riprel_operand(d->insn);
 	if (mem)
-		return slot + off + len + (uint64_t)mem->mem.disp == target;
+		return at + len + (uint64_t)mem->mem.disp == target;
 	x = &d->insn->detail->x86;
 	return x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
 	       (uint64_t)x->operands[0].imm == target;
+}
+
+/* verify_at() on the XOL code of @p at offset @off (runtime address slot + @off). */
+static bool verify_xol(struct insn_decoder *d, const struct insn_plan *p, uint64_t slot,
+		       int off, unsigned int id, int len, uint64_t target)
+{
+	return verify_at(d, p->xol + off, p->xol_len - off, slot + off, id, len, target);
 }
 
 static void refuse(struct insn_plan *p, const char *why)
@@ -540,8 +547,10 @@ int insn_plan_site(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 	return 0;
 }
 
-int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
-		   insn_exit_fn fn, void *arg, uint64_t *bad_addr)
+static bool movable_ci(const cs_insn *ci, const uint8_t *code);
+
+int insn_scan_body_ex(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
+		      insn_exit_fn fn, insn_target_fn target_fn, void *arg, uint64_t *bad_addr)
 {
 	const uint8_t *p = code;
 	size_t left = len;
@@ -549,9 +558,13 @@ int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 	uint64_t end = start + len;
 	struct insn_info info;
 	struct insn_exit e;
+	uint8_t prev[INSN_PREV_MAX];    /* lengths of the movable run just before, newest first */
+	uint8_t nr_prev = 0;
 
 	while (left > 0) {
+		const uint8_t *here_code = p;
 		uint64_t here = a;
+		bool mv;
 
 		if (!cs_disasm_iter(d->handle, &p, &left, &a, d->insn)) {
 			if (bad_addr)
@@ -559,6 +572,10 @@ int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 			return -EINVAL;
 		}
 		fill_info(d->insn, &info);
+		mv = movable_ci(d->insn, here_code);    /* before @fn reuses the decoder */
+		if (target_fn && (info.kind == INSN_JMP || info.kind == INSN_JCC ||
+				  info.kind == INSN_LOOP || info.kind == INSN_CALL))
+			target_fn(info.target, arg);
 		memset(&e, 0, sizeof(e));
 		e.addr = info.addr;
 		e.len = info.len;
@@ -566,6 +583,8 @@ int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 		switch (info.kind) {
 		case INSN_RET:
 			e.kind = EXIT_RET;
+			e.nr_prev = nr_prev;
+			memcpy(e.prev_len, prev, nr_prev);
 			break;
 		case INSN_JMP:
 		case INSN_JCC:
@@ -576,16 +595,179 @@ int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 			else if (info.target < start || info.target >= end)
 				e.kind = EXIT_JMP_OUT;
 			else
-				continue;
+				goto next;
 			break;
 		case INSN_JMP_IND:
 			e.kind = EXIT_JMP_IND;
 			break;
 		default:
-			continue;
+			goto next;
 		}
 		if (fn)
 			fn(&e, arg);
+next:
+		if (mv) {
+			memmove(prev + 1, prev, INSN_PREV_MAX - 1);
+			prev[0] = info.len;
+			if (nr_prev < INSN_PREV_MAX)
+				nr_prev++;
+		} else {
+			nr_prev = 0;
+		}
 	}
 	return 0;
+}
+int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t start,
+		   insn_exit_fn fn, void *arg, uint64_t *bad_addr)
+{
+	return insn_scan_body_ex(d, code, len, start, fn, NULL, arg, bad_addr);
+}
+
+/* ---- detours ------------------------------------------------------------------- */
+
+/* Can @ci, whose bytes are @code, run from another address (insn_movable())? */
+static bool movable_ci(const cs_insn *ci, const uint8_t *code)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	const cs_x86_op *mem;
+	enum insn_kind k = classify(ci);
+	int off;
+
+	if ((k != INSN_OTHER && k != INSN_NOP) || ci->id == X86_INS_SYSCALL ||
+	    ci->size > MAX_INSN_LEN || uses_eip_base(ci))
+		return false;
+	mem = riprel_operand(ci);
+	if (!mem)
+		return true;
+	/* the displacement is 4 bytes, with at most an immediate after it (as plan_copy) */
+	off = x->encoding.disp_offset;
+	return off > 0 && off + 4 + x->encoding.imm_size == ci->size &&
+	       get_le32(code + off) == mem->mem.disp;
+}
+
+int insn_movable(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr)
+{
+	if (decode_one(d, code, len, addr) < 0)
+		return -EINVAL;
+	return movable_ci(d->insn, code);
+}
+
+size_t insn_entry_region(struct insn_decoder *d, const uint8_t *code, size_t len,
+			 uint64_t addr, bool extend, bool *ends_in_ret)
+{
+	size_t n = 0, first;
+
+	*ends_in_ret = false;
+	while (n < INSN_DETOUR_JMP) {
+		if (n >= len || decode_one(d, code + n, len - n, addr + n) < 0 ||
+		    !movable_ci(d->insn, code + n))
+			return 0;
+		n += d->insn->size;
+	}
+	if (n > INSN_DETOUR_SPAN)
+		return 0;
+	first = n;
+	/* a ret so close behind that a region of its own ending at it would need bytes of
+	 * this one: take it in, with the movable instructions before it */
+	while (extend && n < len) {
+		if (decode_one(d, code + n, len - n, addr + n) < 0)
+			break;
+		if (classify(d->insn) == INSN_RET) {
+			size_t end = n + d->insn->size;
+
+			if (end - first < INSN_DETOUR_JMP && end <= INSN_DETOUR_SPAN) {
+				*ends_in_ret = true;
+				return end;
+			}
+			break;
+		}
+		if (!movable_ci(d->insn, code + n) || n + d->insn->size - first >= INSN_DETOUR_JMP)
+			break;
+		n += d->insn->size;
+	}
+	return first;
+}
+
+const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t len,
+			     uint64_t site, uint64_t slot, bool entry_trap, bool exit_trap,
+			     struct insn_detour *out)
+{
+	uint8_t *b = out->code;
+	size_t off = 0, bl = 0;
+	bool ret = false;
+	int64_t rel;
+
+	memset(out, 0, sizeof(*out));
+	out->entry_trap = out->exit_trap = -1;
+	out->site = site;
+	if (len < INSN_DETOUR_JMP || len > INSN_DETOUR_SPAN)
+		return "region size";
+	out->site_len = (uint8_t)len;
+	if (entry_trap) {
+		out->entry_trap = 0;
+		b[bl++] = 0xcc;
+	}
+	while (off < len) {
+		const cs_insn *ci;
+		const cs_x86_op *mem;
+		uint64_t ea = 0;
+		unsigned int id;
+		int il;
+
+		if (decode_one(d, code + off, len - off, site + off) < 0)
+			return "undecodable instruction in the region";
+		ci = d->insn;
+		id = ci->id;
+		il = ci->size;
+		if (classify(ci) == INSN_RET) {
+			if (off + il != len)
+				return "a ret inside the region";
+			if (exit_trap) {
+				out->exit_trap = (int8_t)bl;
+				b[bl++] = 0xcc;
+			}
+			memcpy(b + bl, code + off, il);
+			if (!verify_at(d, b + bl, il, slot + bl, id, il, 0))
+				return "copied ret does not decode as the original";
+			bl += il;
+			off += il;
+			ret = true;
+			break;
+		}
+		if (!movable_ci(ci, code + off))
+			return "an instruction in the region cannot move";
+		memcpy(b + bl, code + off, il);
+		mem = riprel_operand(ci);
+		if (mem) {
+			int doff = ci->detail->x86.encoding.disp_offset;
+			int64_t disp = mem->mem.disp + (int64_t)((site + off) - (slot + bl));
+
+			ea = site + off + il + (uint64_t)mem->mem.disp;
+			if (!fits_s32(disp))
+				return "rip-relative operand out of reach of the block";
+			put_le32(b + bl + doff, (int32_t)disp);
+		}
+		if (!verify_at(d, b + bl, il, slot + bl, id, il, ea))
+			return "relocated copy does not decode as the original";
+		bl += il;
+		off += il;
+	}
+	if (!ret) {
+		rel = (int64_t)((site + len) - (slot + bl + JMP_REL32_LEN));
+		if (!fits_s32(rel))
+			return "block too far from the site for a jmp back";
+		b[bl] = OP_JMP_REL32;
+		put_le32(b + bl + 1, (int32_t)rel);
+		if (!verify_at(d, b + bl, JMP_REL32_LEN, slot + bl, X86_INS_JMP, JMP_REL32_LEN,
+			       site + len))
+			return "jmp back does not decode as expected";
+		bl += JMP_REL32_LEN;
+	}
+	rel = (int64_t)(slot - (site + JMP_REL32_LEN));
+	if (!fits_s32(rel))
+		return "block out of rel32 reach of the site";
+	out->jmp[0] = OP_JMP_REL32;
+	put_le32(out->jmp + 1, (int32_t)rel);
+	out->code_len = (uint8_t)bl;
+	return NULL;
 }

@@ -497,6 +497,69 @@ START_TEST(status_line_on_terminal)
 }
 END_TEST
 
+/* ------------------------------------------------------------- detours */
+
+static const char *const detour_opts[][2] = { { NULL }, { "--no-detours", NULL } };
+
+/* Hand-written functions where a detour may go (whole, pro, riprel) and where jumps land
+ * inside what a detour would cover (spin_in, epi_target, mid_target, sw), under a
+ * SIGALRM every 200 us that lands anywhere, blocks included: the same output and exact
+ * counts with detours and without them (count mode: count_cases). A
+ * detour over
+ * a jump target would send that jump into the middle of a jmp rel32. */
+START_TEST(detours_counts)
+{
+	static const struct count c[] = { { "main", 1 }, { "whole", 1000 }, { "pro", 1000 },
+					  { "riprel", 1000 }, { "spin_in", 1000 },
+					  { "epi_target", 1000 }, { "mid_target", 1000 },
+					  { "sw", 1000 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "whole", 1000 }, { "main", "pro", 1000 },
+					 { "main", "riprel", 1000 }, { "main", "spin_in", 1000 },
+					 { "main", "epi_target", 1000 },
+					 { "main", "mid_target", 1000 }, { "main", "sw", 1000 },
+					 END_EDGES };
+	static const char *const args[] = { "1000", "alarm", NULL };
+	struct traced t;
+
+	trace_fixture("detours", detour_opts[_i], args, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "sum 1263956 ctr 1000\n");
+	expect_counts(t.report, c, e);
+	traced_free(&t);
+}
+END_TEST
+
+/* The common path writes no register: 2 stops per call, and no rip write at all for
+ * functions whose entry and ret have detours (main may need one at its exit). Without
+ * detours every stop writes the rip. */
+START_TEST(detours_no_rip_writes)
+{
+	char *argv[] = { CT_CALLTRACE, "--stats", "-o", "/dev/null", FIX("detours"), "1000",
+			 "fast", NULL };
+	char *plain[] = { CT_CALLTRACE, "--stats", "--no-detours", "-o", "/dev/null",
+			  FIX("detours"), "1000", "fast", NULL };
+	struct run r;
+	const char *p;
+	long long writes;
+
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_str_eq(r.out.p, "sum 1109956 ctr 1000\n");
+	/* main, 3 x 1000 calls, and _start (not recorded; it never returns: one stop) */
+	ck_assert_msg(strstr(r.err.p, "3002 calls (3001 recorded), 6003 stops, 2.000 stops per call"),
+		      "stats: %s", r.err.p);
+	p = strstr(r.err.p, " in detours), ");
+	writes = p ? number_after(p, "), ") : -1;
+	ck_assert_msg(writes >= 0 && writes <= 2, "rip writes: %s", r.err.p);
+	ck_assert_msg(number_after(r.err.p, "breakpoints (") >= 6, "detours: %s", r.err.p);
+	run_free(&r);
+
+	run_argv(plain, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_msg(strstr(r.err.p, "(0 in detours), 6003 rip writes"), "stats: %s", r.err.p);
+	run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------- count mode */
 
 /* Calls per function name ("name@module", pseudo functions left out) from a report. */
@@ -521,7 +584,7 @@ static const struct {
 } count_cases[] = {
 	{ "recursion", "12" }, { "mutual", NULL }, { "callers", NULL }, { "tailcall", NULL },
 	{ "tiny", NULL }, { "endbr", NULL }, { "fnptr", NULL }, { "demo", NULL },
-	{ "callers_static", NULL },
+	{ "callers_static", NULL }, { "detours", "1000" },
 };
 
 /* -c makes one stop per call and must count exactly what full mode counts. */
@@ -747,6 +810,7 @@ static const struct {
 	{ "tailcall", NULL, "sum = 70\n", 0 },
 	{ "ripfirst", NULL, "g=7 g=1000 g=1000 g=2000 c=0x1122334455667788 x4 addr ok\n", 0 },
 	{ "tiny", NULL, "xor_ret sum 0\n", 0 },
+	{ "detours", NULL, "sum 1263956 ctr 1000\n", 0 },
 	{ "endbr", NULL, "result 15\n", 0 },
 	{ "exitdepth", NULL, "in d5, exiting with 3\n", 3 },
 	{ "segv", NULL, "warm 10\n", 128 + SIGSEGV },
@@ -1059,6 +1123,9 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "tailcall"), tailcall_chain);
 	tcase_add_test(tcase(s, "ripfirst"), ripfirst_relocated);
 	tcase_add_test(tcase(s, "tiny"), tiny_ret_functions);
+	tcase_add_loop_test(tcase(s, "detours"), detours_counts, 0,
+			    (int)(sizeof(detour_opts) / sizeof(detour_opts[0])));
+	tcase_add_test(tcase(s, "detours_rip"), detours_no_rip_writes);
 	tcase_add_test(tcase(s, "endbr"), endbr_functions);
 	tcase_add_test(tcase(s, "fnptr"), fnptr_indirect);
 	tcase_add_test(tcase(s, "exitdepth"), exit_from_depth);
