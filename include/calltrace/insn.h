@@ -136,7 +136,8 @@ int insn_movable(struct insn_decoder *d, const uint8_t *code, size_t len, uint64
 
 /* The region of an entry detour at @addr: the fewest whole movable instructions
  * covering 5 bytes; with @extend, through a ret that follows so closely (movable
- * instructions between) that a region of its own for that ret would overlap this one.
+ * instructions between) that a region of its own for that ret would overlap this one,
+ * or through a ret that ends the first 5 bytes or more (lea; ret).
  * Returns its length (*ends_in_ret set when a ret is its last instruction), or 0 when
  * the first 5 bytes are not all movable instructions. */
 size_t insn_entry_region(struct insn_decoder *d, const uint8_t *code, size_t len,

@@ -659,8 +659,16 @@ size_t insn_entry_region(struct insn_decoder *d, const uint8_t *code, size_t len
 
 	*ends_in_ret = false;
 	while (n < INSN_DETOUR_JMP) {
-		if (n >= len || decode_one(d, code + n, len - n, addr + n) < 0 ||
-		    !movable_ci(d->insn, code + n))
+		if (n >= len || decode_one(d, code + n, len - n, addr + n) < 0)
+			return 0;
+		if (extend && n > 0 && classify(d->insn) == INSN_RET) {
+			/* a whole function of 5 bytes or more ending in this ret: lea; ret */
+			if (n + d->insn->size < INSN_DETOUR_JMP)
+				return 0;
+			*ends_in_ret = true;
+			return n + d->insn->size;
+		}
+		if (!movable_ci(d->insn, code + n))
 			return 0;
 		n += d->insn->size;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* check_insn.c - unit tests for src/insn: classification, breakpoint-site plans and body
- * scans, all on canned x86-64 byte strings. Expected XOL bytes are worked out by hand in
+/* check_insn.c - unit tests for src/insn: classification, breakpoint-site plans, body
+ * scans and detours (movable instructions, entry regions, blocks), all on canned x86-64
+ * byte strings. Expected XOL bytes are worked out by hand in
  * the comments. Unless a test says otherwise the site is at ADDR = 0x401000 and its XOL
  * slot at SLOT = 0x400000, so a re-based displacement grows by ADDR - SLOT = 0x1000 and
  * the 'jmp rel32' back after a copied L-byte instruction is always
@@ -1001,6 +1002,816 @@ START_TEST(scan_body_calls_not_exits)
 }
 END_TEST
 
+/* ---- body scans: branch targets and the movable run before each ret ---- */
+
+#define MAX_TARGETS 16
+
+struct scan_ex {
+	struct exits x;
+	int nt;
+	uint64_t t[MAX_TARGETS];
+};
+
+static void collect_ex(const struct insn_exit *e, void *arg)
+{
+	collect(e, &((struct scan_ex *)arg)->x);
+}
+
+static void collect_target(uint64_t target, void *arg)
+{
+	struct scan_ex *r = arg;
+
+	ck_assert_int_lt(r->nt, MAX_TARGETS);
+	r->t[r->nt++] = target;
+}
+
+/* exit @i is a ret with the @nr movable instruction lengths @want before it */
+static void assert_prev(const struct exits *x, int i, const uint8_t *want, size_t nr)
+{
+	ck_assert_int_lt(i, x->n);
+	ck_assert_int_eq(x->e[i].kind, EXIT_RET);
+	ck_assert_uint_eq(x->e[i].nr_prev, nr);
+	if (nr)
+		ck_assert_mem_eq(x->e[i].prev_len, want, nr);
+}
+
+START_TEST(scan_body_ex_targets)
+{
+	static const uint8_t body[] = {
+		0x55,                               /* 00 push %rbp */
+		0x85, 0xff,                         /* 01 test %edi,%edi */
+		0x74, 0x0b,                         /* 03 je 0x10: 0x05 + 0x0b, inside */
+		0xe8, 0x00, 0x01, 0x00, 0x00,       /* 05 call 0x10a: 0x0a + 0x100 */
+		0xe2, 0xfe,                         /* 0a loop 0x0a: 0x0c - 2, inside */
+		0xff, 0xd0,                         /* 0c call *%rax: no target */
+		0xeb, 0x10,                         /* 0e jmp 0x20: 0x10 + 0x10, outside */
+		0x5d,                               /* 10 pop %rbp */
+		0xc3,                               /* 11 ret: no target */
+		0xe3, 0x20,                         /* 12 jrcxz 0x34: 0x14 + 0x20, outside */
+		0xff, 0xe0,                         /* 14 jmp *%rax: no target */
+	};
+	struct scan_ex r = { 0 };
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_ex,
+					   collect_target, &r, &bad), 0);
+	/* every direct target, in body order, inside or outside, calls included */
+	ck_assert_int_eq(r.nt, 5);
+	ck_assert_uint_eq(r.t[0], ADDR + 0x10);
+	ck_assert_uint_eq(r.t[1], ADDR + 0x10a);
+	ck_assert_uint_eq(r.t[2], ADDR + 0x0a);
+	ck_assert_uint_eq(r.t[3], ADDR + 0x20);
+	ck_assert_uint_eq(r.t[4], ADDR + 0x34);
+	/* the exits are those insn_scan_body() reports */
+	ck_assert_int_eq(r.x.n, 4);
+	assert_exit(&r.x, 0, ADDR + 0x0e, EXIT_JMP_OUT, ADDR + 0x20, 2);
+	ck_assert_int_eq(r.x.e[0].insn_kind, INSN_JMP);
+	ck_assert_uint_eq(r.x.e[0].nr_prev, 0);
+	assert_exit(&r.x, 1, ADDR + 0x11, EXIT_RET, 0, 1);
+	/* pop %rbp after the jmp: the jmp ends the run */
+	assert_prev(&r.x, 1, B(1));
+	assert_exit(&r.x, 2, ADDR + 0x12, EXIT_JMP_OUT, ADDR + 0x34, 2);
+	ck_assert_int_eq(r.x.e[2].insn_kind, INSN_LOOP);
+	assert_exit(&r.x, 3, ADDR + 0x14, EXIT_JMP_IND, 0, 2);
+}
+END_TEST
+
+START_TEST(scan_body_ex_targets_only)
+{
+	/* no exit callback: only the targets; jmp back to the entry is a target too */
+	static const uint8_t body[] = {
+		0x75, 0x02,                         /* 00 jne 0x04 */
+		0xeb, 0xfc,                         /* 02 jmp 0x00: 0x04 - 4 */
+		0x0f, 0x84, 0x00, 0x10, 0x00, 0x00, /* 04 je 0x100a: 0x0a + 0x1000 */
+		0xe8, 0xf1, 0xff, 0xff, 0xff,       /* 0a call 0x00: 0x0f - 0x0f */
+		0xc3,                               /* 0f ret */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, NULL, collect_target,
+					   &r, NULL), 0);
+	ck_assert_int_eq(r.x.n, 0);
+	ck_assert_int_eq(r.nt, 4);
+	ck_assert_uint_eq(r.t[0], ADDR + 0x04);
+	ck_assert_uint_eq(r.t[1], ADDR);
+	ck_assert_uint_eq(r.t[2], ADDR + 0x100a);
+	ck_assert_uint_eq(r.t[3], ADDR);
+}
+END_TEST
+
+START_TEST(scan_body_ex_no_target_fn)
+{
+	/* target_fn NULL: the exits alone, like insn_scan_body() */
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, B(0xe8, 0x00, 0x00, 0x00, 0x00, 0xeb, 0x10),
+					   ADDR, collect_ex, NULL, &r, NULL), 0);
+	ck_assert_int_eq(r.nt, 0);
+	ck_assert_int_eq(r.x.n, 1);
+	/* 0x401007 + 0x10 */
+	assert_exit(&r.x, 0, ADDR + 5, EXIT_JMP_OUT, 0x401017, 2);
+}
+END_TEST
+
+START_TEST(scan_body_ex_bad_byte)
+{
+	/* targets before the bad byte are reported, none after it */
+	struct scan_ex r = { 0 };
+	uint64_t bad = 0;
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, B(0x74, 0x10, 0x06, 0xeb, 0x10), ADDR,
+					   collect_ex, collect_target, &r, &bad), -EINVAL);
+	ck_assert_uint_eq(bad, ADDR + 2);
+	ck_assert_int_eq(r.nt, 1);
+	ck_assert_uint_eq(r.t[0], 0x401012);     /* 0x401002 + 0x10 */
+	ck_assert_int_eq(r.x.n, 1);              /* je 0x401012: outside the 5 bytes */
+	assert_exit(&r.x, 0, ADDR, EXIT_JMP_OUT, 0x401012, 2);
+}
+END_TEST
+
+START_TEST(scan_body_prev_pops)
+{
+	static const uint8_t body[] = {
+		0x5b,                               /* 00 pop %rbx */
+		0x5d,                               /* 01 pop %rbp */
+		0xc3,                               /* 02 ret: 2 before it */
+		0x41, 0x5c,                         /* 03 pop %r12 */
+		0x5d,                               /* 05 pop %rbp */
+		0xc2, 0x08, 0x00,                   /* 06 ret $8: the ret at 02 ends the run */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_ex,
+					   collect_target, &r, NULL), 0);
+	ck_assert_int_eq(r.nt, 0);
+	ck_assert_int_eq(r.x.n, 2);
+	assert_exit(&r.x, 0, ADDR + 2, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 0, B(1, 1));
+	assert_exit(&r.x, 1, ADDR + 6, EXIT_RET, 0, 3);
+	assert_prev(&r.x, 1, B(1, 2));       /* nearest first: pop %rbp, pop %r12 */
+}
+END_TEST
+
+START_TEST(scan_body_prev_reset)
+{
+	static const uint8_t body[] = {
+		0x5d,                               /* 00 pop %rbp */
+		0xe8, 0x00, 0x00, 0x00, 0x00,       /* 01 call 0x06 */
+		0xc3,                               /* 06 ret: right after a call */
+		0xb8, 0x3c, 0x00, 0x00, 0x00,       /* 07 mov $60,%eax */
+		0x0f, 0x05,                         /* 0c syscall */
+		0xc3,                               /* 0e ret: right after a syscall */
+		0x5d,                               /* 0f pop %rbp */
+		0x75, 0x00,                         /* 10 jne 0x12 */
+		0xc3,                               /* 12 ret: right after a jcc */
+		0xcc,                               /* 13 int3 */
+		0xf3, 0xc3,                         /* 14 rep ret: right after a trap */
+		0xff, 0xe0,                         /* 16 jmp *%rax */
+		0xc3,                               /* 18 ret: right after an indirect jmp */
+		0x67, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, /* 19 mov 0x10(%eip),%eax */
+		0xc3,                               /* 20 ret: eip-relative is not movable */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_ex,
+					   collect_target, &r, NULL), 0);
+	ck_assert_int_eq(r.x.n, 7);               /* jne 0x12 stays inside: not an exit */
+	assert_exit(&r.x, 0, ADDR + 0x06, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 0, NULL, 0);
+	assert_exit(&r.x, 1, ADDR + 0x0e, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 1, NULL, 0);
+	assert_exit(&r.x, 2, ADDR + 0x12, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 2, NULL, 0);
+	assert_exit(&r.x, 3, ADDR + 0x14, EXIT_RET, 0, 2);
+	assert_prev(&r.x, 3, NULL, 0);
+	assert_exit(&r.x, 4, ADDR + 0x16, EXIT_JMP_IND, 0, 2);
+	assert_exit(&r.x, 5, ADDR + 0x18, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 5, NULL, 0);
+	assert_exit(&r.x, 6, ADDR + 0x20, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 6, NULL, 0);
+	ck_assert_int_eq(r.nt, 2);                  /* call 0x06, jne 0x12 */
+}
+END_TEST
+
+START_TEST(scan_body_prev_cap)
+{
+	static const uint8_t body[] = {
+		0x55,                               /* 00 push %rbp         1 */
+		0x48, 0x89, 0xe5,                   /* 01 mov %rsp,%rbp     3 */
+		0x48, 0x83, 0xec, 0x10,             /* 04 sub $0x10,%rsp    4 */
+		0x89, 0xf8,                         /* 08 mov %edi,%eax     2 */
+		0x83, 0xc0, 0x01,                   /* 0a add $1,%eax       3 */
+		0xc9,                               /* 0d leave             1 */
+		0xc3,                               /* 0e ret: 6 movable before, the 4 nearest kept */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_ex,
+					   collect_target, &r, NULL), 0);
+	ck_assert_int_eq(r.x.n, 1);
+	assert_exit(&r.x, 0, ADDR + 0x0e, EXIT_RET, 0, 1);
+	ck_assert_uint_eq(r.x.e[0].nr_prev, INSN_PREV_MAX);
+	assert_prev(&r.x, 0, B(1, 3, 2, 4));   /* leave, add, mov, sub */
+}
+END_TEST
+
+START_TEST(scan_body_prev_nops_riprel)
+{
+	/* nops and re-basable rip-relative operands are movable like the rest */
+	static const uint8_t body[] = {
+		0xf3, 0x0f, 0x1e, 0xfa,             /* 00 endbr64                   4 */
+		0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00, /* 04 mov 0x2edb(%rip),%rax 7 */
+		0x66, 0x90,                         /* 0b xchg %ax,%ax              2 */
+		0xc3,                               /* 0d ret */
+		0x83, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x05, /* 0e cmpl $5,0x10(%rip)   7 */
+		0xf3, 0xc3,                         /* 15 rep ret: a ret ends the run first */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_ex, NULL, &r,
+					   NULL), 0);
+	ck_assert_int_eq(r.x.n, 2);
+	assert_exit(&r.x, 0, ADDR + 0x0d, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 0, B(2, 7, 4));
+	assert_exit(&r.x, 1, ADDR + 0x15, EXIT_RET, 0, 2);
+	assert_prev(&r.x, 1, B(7));
+}
+END_TEST
+
+/* An exit callback that uses the decoder itself, as the engine's does. */
+static void collect_reuse(const struct insn_exit *e, void *arg)
+{
+	ck_assert_int_eq(insn_movable(dec, B(0x0f, 0x05), 0x500000), 0);
+	collect_ex(e, arg);
+}
+
+START_TEST(scan_body_ex_callback_reuses_decoder)
+{
+	static const uint8_t body[] = {
+		0x5b,                               /* 00 pop %rbx */
+		0x5d,                               /* 01 pop %rbp */
+		0xc3,                               /* 02 ret */
+		0x41, 0x5c,                         /* 03 pop %r12 */
+		0xc3,                               /* 05 ret */
+		0xeb, 0x10,                         /* 06 jmp 0x18: outside */
+	};
+	struct scan_ex r = { 0 };
+
+	ck_assert_int_eq(insn_scan_body_ex(dec, body, sizeof(body), ADDR, collect_reuse,
+					   collect_target, &r, NULL), 0);
+	ck_assert_int_eq(r.x.n, 3);
+	assert_exit(&r.x, 0, ADDR + 2, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 0, B(1, 1));
+	assert_exit(&r.x, 1, ADDR + 5, EXIT_RET, 0, 1);
+	assert_prev(&r.x, 1, B(2));
+	assert_exit(&r.x, 2, ADDR + 6, EXIT_JMP_OUT, ADDR + 0x18, 2);
+	ck_assert_int_eq(r.nt, 1);
+	ck_assert_uint_eq(r.t[0], ADDR + 0x18);
+}
+END_TEST
+
+/* ---- detours: movable instructions ---- */
+
+START_TEST(movable_insns)
+{
+	ck_assert_int_eq(insn_movable(dec, B(0x55), ADDR), 1);                   /* push %rbp */
+	ck_assert_int_eq(insn_movable(dec, B(0x48, 0x89, 0xe5), ADDR), 1);       /* mov %rsp,%rbp */
+	ck_assert_int_eq(insn_movable(dec, B(0x48, 0x83, 0xec, 0x10), ADDR), 1); /* sub $16,%rsp */
+	ck_assert_int_eq(insn_movable(dec, B(0x90), ADDR), 1);                   /* nop */
+	ck_assert_int_eq(insn_movable(dec, B(0xf3, 0x0f, 0x1e, 0xfa), ADDR), 1); /* endbr64 */
+	ck_assert_int_eq(insn_movable(dec, B(0xc9), ADDR), 1);                   /* leave */
+	ck_assert_int_eq(insn_movable(dec, B(0x48, 0x8b, 0x00), ADDR), 1);       /* mov (%rax),%rax */
+	/* rip-relative: mov 0x2edb(%rip),%rax; lea -0x20(%rip),%rdi; cmpl $5,0x10(%rip)
+	 * (imm8 after the displacement); movdqa 0x10(%rip),%xmm0 (0x66) */
+	ck_assert_int_eq(insn_movable(dec, B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), ADDR), 1);
+	ck_assert_int_eq(insn_movable(dec, B(0x48, 0x8d, 0x3d, 0xe0, 0xff, 0xff, 0xff), ADDR), 1);
+	ck_assert_int_eq(insn_movable(dec, B(0x83, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x05), ADDR), 1);
+	ck_assert_int_eq(insn_movable(dec, B(0x66, 0x0f, 0x6f, 0x05, 0x10, 0x00, 0x00, 0x00),
+				      ADDR), 1);
+}
+END_TEST
+
+START_TEST(movable_refused)
+{
+	ck_assert_int_eq(insn_movable(dec, B(0xc3), ADDR), 0);                   /* ret */
+	ck_assert_int_eq(insn_movable(dec, B(0xc2, 0x08, 0x00), ADDR), 0);       /* ret $8 */
+	ck_assert_int_eq(insn_movable(dec, B(0xf3, 0xc3), ADDR), 0);             /* rep ret */
+	ck_assert_int_eq(insn_movable(dec, B(0xeb, 0x10), ADDR), 0);             /* jmp rel8 */
+	ck_assert_int_eq(insn_movable(dec, B(0xe9, 0x00, 0x01, 0x00, 0x00), ADDR), 0);
+	ck_assert_int_eq(insn_movable(dec, B(0x75, 0xf0), ADDR), 0);             /* jne rel8 */
+	ck_assert_int_eq(insn_movable(dec, B(0x0f, 0x84, 0x00, 0x01, 0x00, 0x00), ADDR), 0);
+	ck_assert_int_eq(insn_movable(dec, B(0xe8, 0x00, 0x01, 0x00, 0x00), ADDR), 0); /* call */
+	ck_assert_int_eq(insn_movable(dec, B(0xff, 0xd0), ADDR), 0);             /* call *%rax */
+	ck_assert_int_eq(insn_movable(dec, B(0xff, 0xe0), ADDR), 0);             /* jmp *%rax */
+	ck_assert_int_eq(insn_movable(dec, B(0xff, 0x25, 0x10, 0x00, 0x00, 0x00), ADDR), 0);
+	ck_assert_int_eq(insn_movable(dec, B(0xe2, 0x10), ADDR), 0);             /* loop */
+	ck_assert_int_eq(insn_movable(dec, B(0xe3, 0x10), ADDR), 0);             /* jrcxz */
+	ck_assert_int_eq(insn_movable(dec, B(0x0f, 0x05), ADDR), 0);             /* syscall */
+	ck_assert_int_eq(insn_movable(dec, B(0xcc), ADDR), 0);                   /* int3 */
+	ck_assert_int_eq(insn_movable(dec, B(0xcd, 0x80), ADDR), 0);             /* int $0x80 */
+	ck_assert_int_eq(insn_movable(dec, B(0x0f, 0x0b), ADDR), 0);             /* ud2 */
+	ck_assert_int_eq(insn_movable(dec, B(0xf4), ADDR), 0);                   /* hlt */
+	ck_assert_int_eq(insn_movable(dec, B(0xc7, 0xf8, 0x00, 0x01, 0x00, 0x00), ADDR), 0);
+	/* mov 0x10(%eip),%eax: eip-relative */
+	ck_assert_int_eq(insn_movable(dec, B(0x67, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00), ADDR), 0);
+	/* capstone's rel16 reading of a 0x66 jmp */
+	ck_assert_int_eq(insn_movable(dec, B(0x66, 0xe9, 0x00, 0x01, 0x00, 0x00), ADDR), 0);
+}
+END_TEST
+
+START_TEST(movable_bad_bytes)
+{
+	ck_assert_int_eq(insn_movable(dec, B(0x06), ADDR), -EINVAL);             /* push %es */
+	ck_assert_int_eq(insn_movable(dec, B(0xe8, 0x00, 0x00), ADDR), -EINVAL); /* cut short */
+	ck_assert_int_eq(insn_movable(dec, NULL, 0, ADDR), -EINVAL);
+}
+END_TEST
+
+/* ---- detours: entry regions ---- */
+
+static size_t region(const uint8_t *code, size_t len, bool extend, bool *ret)
+{
+	return insn_entry_region(dec, code, len, ADDR, extend, ret);
+}
+
+START_TEST(region_prologue)
+{
+	/* push %rbp; mov %rsp,%rbp; sub $0x10,%rsp: 1 + 3 + 4 = 8 */
+	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10 };
+	/* ... then mov %edi,-4(%rbp) (3); mov -4(%rbp),%eax (3); leave; ret: the ret ends
+	 * 8 bytes past the region, far enough for a region of its own */
+	static const uint8_t body[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+					0x89, 0x7d, 0xfc, 0x8b, 0x45, 0xfc, 0xc9, 0xc3 };
+	bool ret = true;
+
+	ck_assert_uint_eq(region(prologue, sizeof(prologue), false, &ret), 8);
+	ck_assert(!ret);
+	ret = true;
+	ck_assert_uint_eq(region(prologue, sizeof(prologue), true, &ret), 8);
+	ck_assert(!ret);
+	ret = true;
+	ck_assert_uint_eq(region(body, sizeof(body), true, &ret), 8);
+	ck_assert(!ret);
+	ret = true;
+	ck_assert_uint_eq(region(body, sizeof(body), false, &ret), 8);
+	ck_assert(!ret);
+}
+END_TEST
+
+START_TEST(region_whole_function)
+{
+	/* push %rbp; mov %rsp,%rbp; pop %rbp; ret (an empty function at -O0): the minimal
+	 * region is 1 + 3 + 1 = 5; the ret ends 1 byte after it, so with @extend it is
+	 * taken in (6); a region of its own would need 4 bytes of this one */
+	bool ret = false;
+
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3), true, &ret), 6);
+	ck_assert(ret);
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3), false, &ret), 5);
+	ck_assert(!ret);
+	/* ... with ret $8: the ret ends 3 bytes after, 8 in all */
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc2, 0x08, 0x00), true, &ret),
+			  8);
+	ck_assert(ret);
+	/* ... with padding after the ret: it stops at the ret */
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3, 0x90, 0x90, 0x90, 0x90,
+				   0x90, 0x90), true, &ret), 6);
+	ck_assert(ret);
+}
+END_TEST
+
+START_TEST(region_ret_in_first_5)
+{
+	/* lea 0x1(%rdi,%rdi,1),%eax (4); ret: the whole function is 5 bytes and ends in the
+	 * ret. With @extend the region is the whole function (one block: int3, lea, int3,
+	 * ret); without, there is none (the ret is not movable). */
+	bool ret = true;
+
+	ck_assert_uint_eq(region(B(0x8d, 0x44, 0x3f, 0x01, 0xc3), false, &ret), 0);
+	ck_assert(!ret);
+	ret = false;
+	ck_assert_uint_eq(region(B(0x8d, 0x44, 0x3f, 0x01, 0xc3), true, &ret), 5);
+	ck_assert(ret);
+	ret = false;
+	ck_assert_uint_eq(region(B(0x8d, 0x44, 0x3f, 0x01, 0xc3, 0x90, 0x90, 0x90, 0x90), true,
+				 &ret), 5);
+	ck_assert(ret);
+	/* lea 0x1(%rdi),%eax (3); ret: 4 bytes, too short for a jmp rel32 */
+	ret = true;
+	ck_assert_uint_eq(region(B(0x8d, 0x47, 0x01, 0xc3, 0x90, 0x90), true, &ret), 0);
+	ck_assert(!ret);
+}
+END_TEST
+
+START_TEST(region_riprel_extension)
+{
+	/* mov 0x2edb(%rip),%rax (7); add $0x8,%rsp (4); ret: from the minimal region's
+	 * end (7) to the ret's end (12) is 5 bytes, enough for the ret's own region
+	 * [7, 12): no extension */
+	bool ret = true;
+
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00,
+				   0x48, 0x83, 0xc4, 0x08, 0xc3), true, &ret), 7);
+	ck_assert(!ret);
+	/* add $0x1,%eax (3) instead: 3 + 1 = 4 < 5, so the region runs through the ret */
+	ret = false;
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00,
+				   0x83, 0xc0, 0x01, 0xc3), true, &ret), 11);
+	ck_assert(ret);
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00,
+				   0x83, 0xc0, 0x01, 0xc3), false, &ret), 7);
+	ck_assert(!ret);
+	/* two movable instructions between: pop %rbx; pop %rbp; ret: 1 + 1 + 1 = 3 */
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00,
+				   0x5b, 0x5d, 0xc3), true, &ret), 10);
+	ck_assert(ret);
+	/* four: 1 + 1 + 1 + 1 + ret = 5: not extended */
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00,
+				   0x5b, 0x5d, 0x5e, 0x5f, 0xc3), true, &ret), 7);
+	ck_assert(!ret);
+	/* the ret right after the minimal region */
+	ck_assert_uint_eq(region(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00, 0xc3), true, &ret),
+			  8);
+	ck_assert(ret);
+}
+END_TEST
+
+START_TEST(region_extension_blocked)
+{
+	bool ret = true;
+
+	/* sub $8,%rsp; xor %eax,%eax (6); syscall; ret: not movable between, no extension */
+	ck_assert_uint_eq(region(B(0x48, 0x83, 0xec, 0x08, 0x31, 0xc0, 0x0f, 0x05, 0xc3), true,
+				 &ret), 6);
+	ck_assert(!ret);
+	/* ... a call between */
+	ck_assert_uint_eq(region(B(0x48, 0x83, 0xec, 0x08, 0x31, 0xc0,
+				   0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3), true, &ret), 6);
+	ck_assert(!ret);
+	/* ... a jcc between */
+	ck_assert_uint_eq(region(B(0x48, 0x83, 0xec, 0x08, 0x31, 0xc0, 0x75, 0x00, 0xc3), true,
+				 &ret), 6);
+	ck_assert(!ret);
+	/* ... an undecodable byte between */
+	ck_assert_uint_eq(region(B(0x48, 0x83, 0xec, 0x08, 0x31, 0xc0, 0x06, 0xc3), true, &ret),
+			  6);
+	ck_assert(!ret);
+	/* ... the body ends before any ret */
+	ck_assert_uint_eq(region(B(0x48, 0x83, 0xec, 0x08, 0x31, 0xc0, 0x5d), true, &ret), 6);
+	ck_assert(!ret);
+}
+END_TEST
+
+START_TEST(region_none)
+{
+	bool ret = true;
+
+	/* first instruction a jmp */
+	ck_assert_uint_eq(region(B(0xeb, 0x10, 0x90, 0x90, 0x90, 0x90, 0x90), true, &ret), 0);
+	ck_assert(!ret);
+	ck_assert_uint_eq(region(B(0xe9, 0x00, 0x01, 0x00, 0x00, 0x90), false, &ret), 0);
+	/* a ret first */
+	ck_assert_uint_eq(region(B(0xc3, 0x90, 0x90, 0x90, 0x90, 0x90), true, &ret), 0);
+	/* a call, a jcc, a syscall, an int3 inside the first 5 bytes */
+	ck_assert_uint_eq(region(B(0x55, 0xe8, 0x00, 0x01, 0x00, 0x00), true, &ret), 0);
+	ck_assert_uint_eq(region(B(0x85, 0xff, 0x74, 0x10, 0x90, 0x90), true, &ret), 0);
+	/* (but mov $60,%eax covers 5 bytes alone: the syscall after it is not needed) */
+	ck_assert_uint_eq(region(B(0xb8, 0x3c, 0x00, 0x00, 0x00, 0x0f, 0x05), true, &ret), 5);
+	ck_assert_uint_eq(region(B(0x31, 0xc0, 0x0f, 0x05, 0x90, 0x90, 0x90), true, &ret), 0);
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x89, 0xe5, 0xcc, 0x90), true, &ret), 0);
+	/* an eip-relative operand */
+	ck_assert_uint_eq(region(B(0x67, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00), true, &ret), 0);
+	/* shorter than 5 bytes: push %rbp; pop %rbp / four nops / xor %eax,%eax; ret */
+	ck_assert_uint_eq(region(B(0x55, 0x5d), true, &ret), 0);
+	ck_assert_uint_eq(region(B(0x90, 0x90, 0x90, 0x90), true, &ret), 0);
+	ck_assert_uint_eq(region(B(0x31, 0xc0, 0xc3), true, &ret), 0);
+	ck_assert(!ret);
+	/* an instruction cut short by the end of the bytes, or undecodable */
+	ck_assert_uint_eq(region(B(0x55, 0x48, 0x83, 0xec), true, &ret), 0);
+	ck_assert_uint_eq(region(B(0x55, 0x06, 0x90, 0x90, 0x90, 0x90), true, &ret), 0);
+	ck_assert_uint_eq(region(NULL, 0, true, &ret), 0);
+	ck_assert(!ret);
+}
+END_TEST
+
+START_TEST(region_long_insn)
+{
+	/* nopl 0(%rax) (4) + movq $0x12345678,0x10(%rip) (11): 15, the last one crossing
+	 * byte 5 taken whole */
+	bool ret = true;
+
+	ck_assert_uint_eq(region(B(0x0f, 0x1f, 0x40, 0x00,
+				   0x48, 0xc7, 0x05, 0x10, 0x00, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12,
+				   0x90, 0xc3), false, &ret), 15);
+	ck_assert(!ret);
+	/* with @extend: nop; ret are 2 bytes, so through the ret: 17 */
+	ck_assert_uint_eq(region(B(0x0f, 0x1f, 0x40, 0x00,
+				   0x48, 0xc7, 0x05, 0x10, 0x00, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12,
+				   0x90, 0xc3), true, &ret), 17);
+	ck_assert(ret);
+}
+END_TEST
+
+/* ---- detours: blocks ----
+ * The site's jmp is always e9 + SLOT - (ADDR + 5) = 0x400000 - 0x401005 = -0x1005:
+ * e9 fb ef ff ff. */
+
+static const uint8_t site_jmp[INSN_DETOUR_JMP] = { 0xe9, 0xfb, 0xef, 0xff, 0xff };
+
+static struct insn_detour detour_at(const uint8_t *code, size_t len, uint64_t site,
+				    uint64_t slot, bool entry_trap, bool exit_trap)
+{
+	struct insn_detour d;
+	const char *why;
+
+	why = insn_plan_detour(dec, code, len, site, slot, entry_trap, exit_trap, &d);
+	ck_assert_msg(why == NULL, "refused: %s", why);
+	ck_assert_uint_eq(d.site, site);
+	ck_assert_uint_eq(d.site_len, len);
+	return d;
+}
+
+static struct insn_detour detour(const uint8_t *code, size_t len, bool entry_trap,
+				 bool exit_trap)
+{
+	struct insn_detour d = detour_at(code, len, ADDR, SLOT, entry_trap, exit_trap);
+
+	ck_assert_mem_eq(d.jmp, site_jmp, INSN_DETOUR_JMP);
+	return d;
+}
+
+static void assert_block(const struct insn_detour *d, const uint8_t *want, size_t n,
+			 int entry_trap, int exit_trap)
+{
+	ck_assert_uint_eq(d->code_len, n);
+	ck_assert_mem_eq(d->code, want, n);
+	ck_assert_int_eq(d->entry_trap, entry_trap);
+	ck_assert_int_eq(d->exit_trap, exit_trap);
+}
+
+static void assert_detour_refused(const uint8_t *code, size_t len, uint64_t site,
+				  uint64_t slot)
+{
+	struct insn_detour d;
+	const char *why;
+
+	why = insn_plan_detour(dec, code, len, site, slot, true, true, &d);
+	ck_assert_ptr_nonnull(why);
+	ck_assert_int_gt(strlen(why), 0);
+	why = insn_plan_detour(dec, code, len, site, slot, false, false, &d);
+	ck_assert_ptr_nonnull(why);
+}
+
+START_TEST(detour_entry_prologue)
+{
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10 };
+	struct insn_detour d;
+
+	/* int3; push %rbp; mov %rsp,%rbp; sub $0x10,%rsp; jmp from SLOT+14 to ADDR+8:
+	 * 0x401008 - 0x40000e = 0xffa */
+	d = detour(code, sizeof(code), true, false);
+	assert_block(&d, B(0xcc, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+			   0xe9, 0xfa, 0x0f, 0x00, 0x00), 0, -1);
+	/* exit_trap without a ret changes nothing */
+	d = detour(code, sizeof(code), true, true);
+	assert_block(&d, B(0xcc, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+			   0xe9, 0xfa, 0x0f, 0x00, 0x00), 0, -1);
+	/* no int3: the jmp from SLOT+13: 0x401008 - 0x40000d = 0xffb */
+	d = detour(code, sizeof(code), false, false);
+	assert_block(&d, B(0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10,
+			   0xe9, 0xfb, 0x0f, 0x00, 0x00), -1, -1);
+}
+END_TEST
+
+START_TEST(detour_entry_riprel)
+{
+	struct insn_detour d;
+
+	/* push %rbp; mov 0x2edb(%rip),%rax at ADDR+1 reads 0x401008 + 0x2edb = 0x403ee3.
+	 * Its copy sits at SLOT+2 behind the int3 and ends at 0x400009:
+	 * disp = 0x403ee3 - 0x400009 = 0x3eda (= 0x2edb + 0x1000 - 1);
+	 * jmp from SLOT+14 to ADDR+8: 0x401008 - 0x40000e = 0xffa */
+	d = detour(B(0x55, 0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), true, false);
+	assert_block(&d, B(0xcc, 0x55, 0x48, 0x8b, 0x05, 0xda, 0x3e, 0x00, 0x00,
+			   0xe9, 0xfa, 0x0f, 0x00, 0x00), 0, -1);
+
+	/* lea -0x20(%rip),%rdi alone, no int3: -0x20 + 0x1000 = 0xfe0; jmp from SLOT+12 to
+	 * ADDR+7: 0xffb */
+	d = detour(B(0x48, 0x8d, 0x3d, 0xe0, 0xff, 0xff, 0xff), false, false);
+	assert_block(&d, B(0x48, 0x8d, 0x3d, 0xe0, 0x0f, 0x00, 0x00,
+			   0xe9, 0xfb, 0x0f, 0x00, 0x00), -1, -1);
+
+	/* cmpl $5,0x10(%rip) behind an int3: the imm8 stays last;
+	 * 0x10 + 0x1000 - 1 = 0x100f; jmp from SLOT+13 to ADDR+7: 0x401007 - 0x40000d = 0xffa */
+	d = detour(B(0x83, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x05), true, false);
+	assert_block(&d, B(0xcc, 0x83, 0x3d, 0x0f, 0x10, 0x00, 0x00, 0x05,
+			   0xe9, 0xfa, 0x0f, 0x00, 0x00), 0, -1);
+
+	/* two rip-relative loads, each re-based for its own place in the block:
+	 * movdqa 0x10(%rip),%xmm0 (8) at ADDR -> SLOT+1: 0x10 + 0x1000 - 1 = 0x100f;
+	 * mov 0x2edb(%rip),%rax at ADDR+8 -> SLOT+9: 0x2edb + 0x1000 - 1 = 0x3eda;
+	 * jmp from SLOT+21 to ADDR+15: 0x40100f - 0x400015 = 0xffa */
+	d = detour(B(0x66, 0x0f, 0x6f, 0x05, 0x10, 0x00, 0x00, 0x00,
+		     0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), true, false);
+	assert_block(&d, B(0xcc, 0x66, 0x0f, 0x6f, 0x05, 0x0f, 0x10, 0x00, 0x00,
+			   0x48, 0x8b, 0x05, 0xda, 0x3e, 0x00, 0x00,
+			   0xe9, 0xfa, 0x0f, 0x00, 0x00), 0, -1);
+}
+END_TEST
+
+START_TEST(detour_slot_above_site)
+{
+	/* slot 0x402000: site jmp 0x402000 - 0x401005 = 0xffb; the rip-relative copy at
+	 * 0x402001: 0x2edb - 0x1000 - 1 = 0x1eda; jmp from 0x40200d to 0x401007: -0x1006 */
+	struct insn_detour d = detour_at(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00), ADDR,
+					 0x402000, true, false);
+
+	ck_assert_mem_eq(d.jmp, ((const uint8_t[]){ 0xe9, 0xfb, 0x0f, 0x00, 0x00 }), 5);
+	assert_block(&d, B(0xcc, 0x48, 0x8b, 0x05, 0xda, 0x1e, 0x00, 0x00,
+			   0xe9, 0xfa, 0xef, 0xff, 0xff), 0, -1);
+}
+END_TEST
+
+START_TEST(detour_exit_ret)
+{
+	struct insn_detour d;
+
+	/* add $0x8,%rsp; ret: the copy, an int3, the ret; no jmp back */
+	d = detour(B(0x48, 0x83, 0xc4, 0x08, 0xc3), false, true);
+	assert_block(&d, B(0x48, 0x83, 0xc4, 0x08, 0xcc, 0xc3), -1, 4);
+	/* both traps */
+	d = detour(B(0x48, 0x83, 0xc4, 0x08, 0xc3), true, true);
+	assert_block(&d, B(0xcc, 0x48, 0x83, 0xc4, 0x08, 0xcc, 0xc3), 0, 5);
+	/* no trap at all */
+	d = detour(B(0x48, 0x83, 0xc4, 0x08, 0xc3), false, false);
+	assert_block(&d, B(0x48, 0x83, 0xc4, 0x08, 0xc3), -1, -1);
+	/* ret $8 and rep ret are copied whole */
+	d = detour(B(0x48, 0x83, 0xc4, 0x08, 0xc2, 0x08, 0x00), false, true);
+	assert_block(&d, B(0x48, 0x83, 0xc4, 0x08, 0xcc, 0xc2, 0x08, 0x00), -1, 4);
+	d = detour(B(0x48, 0x83, 0xc4, 0x08, 0xf3, 0xc3), false, true);
+	assert_block(&d, B(0x48, 0x83, 0xc4, 0x08, 0xcc, 0xf3, 0xc3), -1, 4);
+	/* pop %rbx; pop %rbp; pop %r12; pop %r13; ret (the run before a ret) */
+	d = detour(B(0x5b, 0x5d, 0x41, 0x5c, 0x41, 0x5d, 0xc3), false, true);
+	assert_block(&d, B(0x5b, 0x5d, 0x41, 0x5c, 0x41, 0x5d, 0xcc, 0xc3), -1, 6);
+}
+END_TEST
+
+START_TEST(detour_entry_and_exit)
+{
+	/* the extended region of push %rbp; mov %rsp,%rbp; pop %rbp; ret */
+	struct insn_detour d = detour(B(0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3), true, true);
+
+	assert_block(&d, B(0xcc, 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xcc, 0xc3), 0, 6);
+
+	/* a rip-relative load then a ret: mov 0x2edb(%rip),%rax at SLOT+1, 0x3eda */
+	d = detour(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00, 0xc3), true, true);
+	assert_block(&d, B(0xcc, 0x48, 0x8b, 0x05, 0xda, 0x3e, 0x00, 0x00, 0xcc, 0xc3), 0, 8);
+}
+END_TEST
+
+START_TEST(detour_span_limits)
+{
+	uint8_t nops[INSN_DETOUR_SPAN + 1];
+	uint8_t want[INSN_DETOUR_SPAN + 6];
+	struct insn_detour d;
+
+	/* 24 one-byte nops: the longest region. int3 + 24 nops + jmp from SLOT+30 to
+	 * ADDR+24: 0x401018 - 0x40001e = 0xffa */
+	memset(nops, 0x90, sizeof(nops));
+	d = detour(nops, INSN_DETOUR_SPAN, true, false);
+	want[0] = 0xcc;
+	memset(want + 1, 0x90, INSN_DETOUR_SPAN);
+	memcpy(want + 1 + INSN_DETOUR_SPAN, ((const uint8_t[]){ 0xe9, 0xfa, 0x0f, 0x00, 0x00 }),
+	       5);
+	assert_block(&d, want, INSN_DETOUR_SPAN + 6, 0, -1);
+	ck_assert_int_le(d.code_len, INSN_DETOUR_BLOCK);
+	/* 5 nops: the shortest */
+	d = detour(nops, INSN_DETOUR_JMP, false, false);
+	ck_assert_uint_eq(d.code_len, 10);
+	/* 25 or 4 bytes: refused */
+	assert_detour_refused(nops, INSN_DETOUR_SPAN + 1, ADDR, SLOT);
+	assert_detour_refused(nops, INSN_DETOUR_JMP - 1, ADDR, SLOT);
+	assert_detour_refused(B(0x48, 0x83, 0xc4, 0x08), ADDR, SLOT);   /* add $8,%rsp: 4 */
+	assert_detour_refused(B(0x5d, 0xc3), ADDR, SLOT);               /* pop; ret: 2 */
+	assert_detour_refused(NULL, 0, ADDR, SLOT);
+}
+END_TEST
+
+START_TEST(detour_refused)
+{
+	/* a ret that is not last */
+	assert_detour_refused(B(0x5b, 0x5d, 0xc3, 0x48, 0x83, 0xc4, 0x08), ADDR, SLOT);
+	assert_detour_refused(B(0x48, 0x83, 0xc4, 0x08, 0xc3, 0x90), ADDR, SLOT);
+	/* a call, a jmp, a jcc, a loop, an indirect jmp or call */
+	assert_detour_refused(B(0x55, 0xe8, 0x00, 0x01, 0x00, 0x00), ADDR, SLOT);
+	assert_detour_refused(B(0xe8, 0x00, 0x01, 0x00, 0x00), ADDR, SLOT);
+	assert_detour_refused(B(0x55, 0x48, 0x89, 0xe5, 0xeb, 0x10), ADDR, SLOT);
+	assert_detour_refused(B(0x85, 0xff, 0x74, 0x10, 0x90, 0x90), ADDR, SLOT);
+	assert_detour_refused(B(0x90, 0x90, 0x90, 0xe2, 0x10), ADDR, SLOT);
+	assert_detour_refused(B(0x90, 0x90, 0x90, 0xff, 0xe0), ADDR, SLOT);
+	assert_detour_refused(B(0x90, 0x90, 0x90, 0xff, 0xd0), ADDR, SLOT);
+	/* a syscall, an int3, a ud2 */
+	assert_detour_refused(B(0xb8, 0x3c, 0x00, 0x00, 0x00, 0x0f, 0x05), ADDR, SLOT);
+	assert_detour_refused(B(0x55, 0x48, 0x89, 0xe5, 0xcc), ADDR, SLOT);
+	assert_detour_refused(B(0x55, 0x48, 0x89, 0xe5, 0x0f, 0x0b), ADDR, SLOT);
+	/* an eip-relative operand */
+	assert_detour_refused(B(0x67, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00), ADDR, SLOT);
+	/* undecodable, or the last instruction cut by the region's end */
+	assert_detour_refused(B(0x55, 0x06, 0x90, 0x90, 0x90), ADDR, SLOT);
+	assert_detour_refused(B(0x55, 0x48, 0x89, 0xe5, 0x48, 0x83), ADDR, SLOT);
+}
+END_TEST
+
+START_TEST(detour_too_far)
+{
+	uint64_t addr = 0x7f00c0001000ULL, slot = addr - 0xc0000000ULL;
+
+	/* 3 GiB apart: no jmp back, no rip-relative re-base, no jmp at the site */
+	assert_detour_refused(B(0x55, 0x48, 0x89, 0xe5, 0x5d), addr, slot);
+	assert_detour_refused(B(0x48, 0x8b, 0x05, 0xdb, 0x2e, 0x00, 0x00, 0xc3), addr, slot);
+	assert_detour_refused(B(0x48, 0x83, 0xc4, 0x08, 0xc3), addr, slot);
+}
+END_TEST
+
+START_TEST(detour_reach_limits)
+{
+	/* a ret region has no jmp back: only the site's jmp limits the slot,
+	 * slot - (site + 5) in [INT32_MIN, INT32_MAX] */
+	uint64_t site = 0x7f0000001000ULL;
+	struct insn_detour d;
+
+	d = detour_at(B(0x48, 0x83, 0xc4, 0x08, 0xc3), site, site + 5 + 0x7fffffffULL, false,
+		      true);
+	ck_assert_mem_eq(d.jmp, ((const uint8_t[]){ 0xe9, 0xff, 0xff, 0xff, 0x7f }), 5);
+	d = detour_at(B(0x48, 0x83, 0xc4, 0x08, 0xc3), site, site + 5 - 0x80000000ULL, false,
+		      true);
+	ck_assert_mem_eq(d.jmp, ((const uint8_t[]){ 0xe9, 0x00, 0x00, 0x00, 0x80 }), 5);
+	assert_detour_refused(B(0x48, 0x83, 0xc4, 0x08, 0xc3), site, site + 5 + 0x80000000ULL);
+	assert_detour_refused(B(0x48, 0x83, 0xc4, 0x08, 0xc3), site, site + 5 - 0x80000001ULL);
+}
+END_TEST
+
+/* ---- detours, run for real: the site's jmp written over the region, the block at
+ * site + 0x1000 (same RWX mapping as the XOL tests), no int3s ---- */
+
+static void exec_detour(uint8_t *site, size_t len)
+{
+	uint8_t *block = site + 0x1000;
+	struct insn_detour d;
+	const char *why;
+
+	why = insn_plan_detour(dec, site, len, (uintptr_t)site, (uintptr_t)block, false, false,
+			       &d);
+	ck_assert_msg(why == NULL, "refused: %s", why);
+	memcpy(block, d.code, d.code_len);
+	memcpy(site, d.jmp, INSN_DETOUR_JMP);
+}
+
+START_TEST(exec_detour_entry)
+{
+	uint8_t *a = exec_map();
+
+	if (!a)
+		return;
+	/* lea 0x1(%rdi,%rdi,1),%eax; add $2,%eax (the region, 7); ret */
+	put(a, B(0x8d, 0x44, 0x3f, 0x01, 0x83, 0xc0, 0x02, 0xc3));
+	exec_detour(a, 7);
+	ck_assert_uint_eq(a[0], 0xe9);
+	ck_assert_int_eq((int)((xol_fn)(uintptr_t)a)(20, 0), 43);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_detour_exit)
+{
+	uint8_t *a = exec_map();
+
+	if (!a)
+		return;
+	/* mov %rdi,%rax; [add $5,%rax; ret] (the region, 5) */
+	put(a, B(0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x05, 0xc3));
+	exec_detour(a + 3, 5);
+	ck_assert_int_eq((int)((xol_fn)(uintptr_t)a)(10, 0), 15);
+	munmap(a, 0x2000);
+}
+END_TEST
+
+START_TEST(exec_detour_riprel_ret)
+{
+	uint8_t *a = exec_map();
+	uint64_t magic = 0x1122334455667788ULL;
+
+	if (!a)
+		return;
+	/* mov 0xf9(%rip),%rax (a + 7 + 0xf9 = a + 0x100); ret: one region through the ret */
+	put(a, B(0x48, 0x8b, 0x05, 0xf9, 0x00, 0x00, 0x00, 0xc3));
+	memcpy(a + 0x100, &magic, sizeof(magic));
+	exec_detour(a, 8);
+	ck_assert_uint_eq((uint64_t)((xol_fn)(uintptr_t)a)(0, 0), magic);
+	munmap(a, 0x2000);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -1088,6 +1899,39 @@ static Suite *insn_suite(void)
 	tcase_add_test(tc, scan_body_bad_byte);
 	tcase_add_test(tc, scan_body_truncated);
 	tcase_add_test(tc, scan_body_calls_not_exits);
+	tcase_add_test(tc, scan_body_ex_targets);
+	tcase_add_test(tc, scan_body_ex_targets_only);
+	tcase_add_test(tc, scan_body_ex_no_target_fn);
+	tcase_add_test(tc, scan_body_ex_bad_byte);
+	tcase_add_test(tc, scan_body_prev_pops);
+	tcase_add_test(tc, scan_body_prev_reset);
+	tcase_add_test(tc, scan_body_prev_cap);
+	tcase_add_test(tc, scan_body_prev_nops_riprel);
+	tcase_add_test(tc, scan_body_ex_callback_reuses_decoder);
+
+	tc = tcase(s, "detour");
+	tcase_add_test(tc, movable_insns);
+	tcase_add_test(tc, movable_refused);
+	tcase_add_test(tc, movable_bad_bytes);
+	tcase_add_test(tc, region_prologue);
+	tcase_add_test(tc, region_whole_function);
+	tcase_add_test(tc, region_ret_in_first_5);
+	tcase_add_test(tc, region_riprel_extension);
+	tcase_add_test(tc, region_extension_blocked);
+	tcase_add_test(tc, region_none);
+	tcase_add_test(tc, region_long_insn);
+	tcase_add_test(tc, detour_entry_prologue);
+	tcase_add_test(tc, detour_entry_riprel);
+	tcase_add_test(tc, detour_slot_above_site);
+	tcase_add_test(tc, detour_exit_ret);
+	tcase_add_test(tc, detour_entry_and_exit);
+	tcase_add_test(tc, detour_span_limits);
+	tcase_add_test(tc, detour_refused);
+	tcase_add_test(tc, detour_too_far);
+	tcase_add_test(tc, detour_reach_limits);
+	tcase_add_test(tc, exec_detour_entry);
+	tcase_add_test(tc, exec_detour_exit);
+	tcase_add_test(tc, exec_detour_riprel_ret);
 	return s;
 }
 
