@@ -103,6 +103,7 @@ START_TEST(defaults)
 	ck_assert(o.duration == 0);
 	ck_assert(!o.count);
 	ck_assert(!o.no_pin);
+	ck_assert(!o.no_detours);
 	ck_assert(!o.clock_cpu);
 	ck_assert(!o.no_suspend);
 	ck_assert(!o.raw_times);
@@ -269,10 +270,12 @@ END_TEST
 
 START_TEST(flags)
 {
-	PARSE_OK("--no-suspend", "--raw-times", "--no-pin", "--stats", "-q", "./app");
+	PARSE_OK("--no-suspend", "--raw-times", "--no-pin", "--no-detours", "--stats", "-q",
+		 "./app");
 	ck_assert(o.no_suspend);
 	ck_assert(o.raw_times);
 	ck_assert(o.no_pin);
+	ck_assert(o.no_detours);
 	ck_assert(o.stats);
 	ck_assert(o.quiet);
 	PARSE_OK("--quiet", "./app");
