@@ -283,13 +283,43 @@ static void link_module(struct aspace *as, struct module *m)
 /* Make the program run mmap(@hint, @len, r-x, private anonymous fixed-noreplace) at a
  * clean stop (not inside a system call's return): write 'syscall; int3' at its rip,
  * run it, put everything back. Returns the mapping's address or 0. */
+/* Let a thread that was sent to run injected code go until its int3 (a SIGTRAP stop,
+ * no event). Signals that arrive meanwhile are held back, not delivered, so that the
+ * injected code runs: sending them again at once would stop the thread on them again
+ * before it executes anything (a program under a fast timer would never get there).
+ * Their numbers go to *@held, for reraise() once its registers are back. Events are
+ * consumed. 0, or -1 if the thread died. */
+static int run_to_trap(pid_t tid, uint64_t *held)
+{
+	int st;
+
+	while (waitpid(tid, &st, __WALL) == tid) {
+		if (!WIFSTOPPED(st))
+			return -1;
+		if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
+			return 0;
+		if (!(st >> 16) && WSTOPSIG(st) != SIGSTOP && WSTOPSIG(st) < 64)
+			*held |= 1ull << WSTOPSIG(st);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+	}
+	return -1;
+}
+
+/* Send again the signals run_to_trap() held back: pending, they stop the thread when it
+ * is next resumed, and the event loop delivers them then. */
+static void reraise(pid_t pid, pid_t tid, uint64_t held)
+{
+	for (int sig = 1; sig < 64; sig++)
+		if (held & (1ull << sig))
+			syscall(SYS_tgkill, pid, tid, sig);
+}
+
 uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len)
 {
 	static const uint8_t code[8] = { 0x0f, 0x05, 0xcc, 0x90, 0x90, 0x90, 0x90, 0x90 };
 	struct user_regs_struct saved, r;
 	uint8_t orig[8];
-	uint64_t ret = 0;
-	int st;
+	uint64_t ret = 0, held = 0;
 
 	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
 		return 0;
@@ -306,30 +336,22 @@ uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len)
 	r.r8 = (uint64_t)-1;
 	r.r9 = 0;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0) {
-		while (waitpid(tid, &st, __WALL) == tid) {
-			if (!WIFSTOPPED(st))
-				return 0;      /* died: nothing to restore */
-			if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
-				break;
-			/* anything else (a signal, an event): re-raise signals later; the
-			 * stop is consumed here */
-			if (!(st >> 16) && WSTOPSIG(st) != SIGSTOP)
-				kill(tid, WSTOPSIG(st));
-			ptrace(PTRACE_CONT, tid, 0, 0);
-		}
+		if (run_to_trap(tid, &held) < 0)
+			return 0;              /* died: nothing to restore */
 		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rax < (uint64_t)-4095)
 			ret = r.rax;
 	}
 	mem_write(pr, saved.rip, orig, sizeof(orig));
 	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	reraise(pr->pid, tid, held);
 	return ret;
 }
 
 int inject_syscall(struct proc *pr, pid_t tid, long nr, const uint64_t args[6], uint64_t *ret)
 {
 	struct user_regs_struct saved, r;
-	uint64_t gadget = 0;
-	int st, rc = -EIO;
+	uint64_t gadget = 0, held = 0;
+	int rc = -EIO;
 
 	for (size_t i = 0; pr->as && i < pr->as->nr_mods && !gadget; i++)
 		gadget = pr->as->mods[i]->gadget;
@@ -348,22 +370,15 @@ int inject_syscall(struct proc *pr, pid_t tid, long nr, const uint64_t args[6], 
 	r.r8 = args[4];
 	r.r9 = args[5];
 	if (ptrace(PTRACE_SETREGS, tid, 0, &r) == 0 && ptrace(PTRACE_CONT, tid, 0, 0) == 0) {
-		while (waitpid(tid, &st, __WALL) == tid) {
-			if (!WIFSTOPPED(st))
-				return -ESRCH;
-			if (WSTOPSIG(st) == SIGTRAP && !(st >> 16))
-				break;
-			/* another signal meanwhile: keep it pending for later */
-			if (!(st >> 16))
-				syscall(SYS_tgkill, pr->pid, tid, WSTOPSIG(st));
-			ptrace(PTRACE_CONT, tid, 0, 0);
-		}
+		if (run_to_trap(tid, &held) < 0)
+			return -ESRCH;
 		if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == gadget + 3) {
 			*ret = r.rax;
 			rc = r.rax > (uint64_t)-4096 ? (int)(int64_t)r.rax : 0;
 		}
 	}
 	ptrace(PTRACE_SETREGS, tid, 0, &saved);
+	reraise(pr->pid, tid, held);
 	return rc;
 }
 

@@ -974,6 +974,49 @@ START_TEST(attach_duration)
 }
 END_TEST
 
+/* calltrace -p on the detours fixture, busy in its loop under a SIGALRM every 200 us,
+ * then detached after 0.5 s: the program goes on through the detour blocks it may be
+ * in (their int3s now nops, the jmps gone) and ends with the same sum as untraced. */
+START_TEST(attach_detours)
+{
+	char pid_arg[32], json_path[64];
+	char *plain_argv[] = { FIX("detours"), "100000000", "alarm", NULL };
+	char *fix_argv[] = { FIX("detours"), "100000000", "attach", NULL };
+	char *argv[] = { CT_CALLTRACE, "-p", pid_arg, "-d", "0.5", "--format", "json", "-o",
+			 json_path, NULL };
+	struct run plain, r;
+	struct proc fx;
+	json_object *report;
+	int status;
+
+	run_argv(plain_argv, NULL, NULL, 0, &plain);
+	ck_assert_msg(plain.status == 0 && strstr(plain.out.p, "sum "), "untraced: %d \"%s\"",
+		      plain.status, plain.out.p);
+	proc_start(fix_argv, &fx);
+	ck_assert_msg(proc_wait_for(&fx, 0, "pid ", 10000) && proc_wait_for(&fx, 0, "\n", 1000),
+		      "detours printed no pid: \"%s\"", fx.obuf.p);
+	sleep_ms(50);                   /* into its loop */
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)fx.pid);
+	tmp_report(json_path, sizeof(json_path));
+	run_argv(argv, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "calltrace -p -d 0.5: status %d; stderr:\n%s", r.status,
+		      err_head(&r));
+	report = load_report(json_path, "attach to detours", r.err.p);
+	ck_assert_msg(fn_calls(report, "whole") > 0 && fn_calls(report, "sw") > 0,
+		      "nothing counted while attached");
+	json_object_put(report);
+	run_free(&r);
+	status = proc_finish(&fx, 60000, "detours after the detach");
+	ck_assert_msg(status == 0, "detours after the detach: status %d, stderr \"%s\"", status,
+		      fx.ebuf.p);
+	ck_assert_msg(strstr(fx.obuf.p, plain.out.p) != NULL,
+		      "detours after the detach printed \"%s\", untraced \"%s\"", fx.obuf.p,
+		      plain.out.p);
+	proc_free(&fx);
+	run_free(&plain);
+}
+END_TEST
+
 /* calltrace -p PID, then SIGINT to calltrace: report written, the program keeps running
  * with its text restored. */
 START_TEST(attach_sigint)
@@ -1251,6 +1294,7 @@ static Suite *attach_suite(void)
 
 	tcase_add_test(tcase(s, "attach_duration"), attach_duration);
 	tcase_add_test(tcase(s, "attach_sigint"), attach_sigint);
+	tcase_add_test(tcase(s, "attach_detours"), attach_detours);
 	tcase_add_test(tcase(s, "sigterm_spawned"), sigterm_spawned);
 	return s;
 }
