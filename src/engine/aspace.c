@@ -427,9 +427,11 @@ struct plant_ctx {
 	size_t nr_exits, cap_exits;
 };
 
-#define FN_NO_DETOUR       1    /* not fully decoded: no detour anywhere in it */
-#define FN_NO_EXIT_DETOUR  2    /* has an indirect jmp (a switch table can land
-                                   anywhere): no detour over a ret */
+#define FN_NO_DETOUR       1    /* not fully decoded, or it has an indirect jmp (a
+                                   switch table can land anywhere in it): no detour
+                                   anywhere in it */
+#define FN_NO_EXIT_DETOUR  2    /* no detour over a ret (see scan_bodies) */
+#define FN_UNSEEN          4    /* not decoded to its end: its later jumps are unknown */
 
 struct fn_exit {
 	uint32_t func;
@@ -533,7 +535,7 @@ static void store_exit(const struct insn_exit *x, void *arg)
 	struct plant_ctx *c = arg;
 
 	if (x->kind == EXIT_JMP_IND)
-		c->fn_flags[c->func] |= FN_NO_EXIT_DETOUR;
+		c->fn_flags[c->func] |= FN_NO_DETOUR;
 	if (c->nr_exits == c->cap_exits) {
 		c->cap_exits = c->cap_exits ? c->cap_exits * 2 : 256;
 		c->exits = xrealloc(c->exits, c->cap_exits * sizeof(*c->exits));
@@ -566,17 +568,32 @@ static void scan_bodies(struct plant_ctx *c)
 		c->func = (uint32_t)i;
 		if (insn_scan_body_ex(c->e->dec, p, f->size, raddr, store_exit, add_target, c,
 				      &bad) < 0) {
-			c->fn_flags[i] |= FN_NO_DETOUR;
+			c->fn_flags[i] |= FN_NO_DETOUR | FN_UNSEEN;
 			msg_debug("%s: undecodable at %#" PRIx64 "; exits after it are not watched",
 				  f->name, bad);
 		}
-		if (f->is_cold && (c->fn_flags[i] & FN_NO_EXIT_DETOUR))
+		/* a cold part's switch table may land in its parent's body, and the jumps
+		 * after an undecodable byte are unknown: no ret detours in the module then */
+		if ((f->is_cold && (c->fn_flags[i] & FN_NO_DETOUR)) ||
+		    (c->fn_flags[i] & FN_UNSEEN))
 			cold_ind = true;
 	}
-	/* a cold part's switch table may land in its parent's body: no ret detours then */
 	for (size_t i = 0; cold_ind && i < s->nr_funcs; i++)
 		c->fn_flags[i] |= FN_NO_EXIT_DETOUR;
 	qsort(c->targets, c->nr_targets, sizeof(*c->targets), cmp_addr);
+}
+
+/* Do bytes [@addr, @addr + @len) overlap bytes some site already replaces (nested
+ * symbols: a function inside another one's body)? Sites replace at most 16 bytes. */
+static bool bytes_claimed(const struct aspace *as, uint64_t addr, size_t len)
+{
+	for (uint64_t a = addr > 16 ? addr - 16 : 0; a < addr + len; a++) {
+		const struct bp *b = bp_find(as, a);
+
+		if (b && b->nr_orig && !b->in_block && a + b->nr_orig > addr)
+			return true;
+	}
+	return false;
 }
 
 /* May a detour cover [@lo, @hi)? Nothing may land inside it past @lo: no branch target
@@ -595,13 +612,19 @@ static bool region_free(const struct plant_ctx *c, uint64_t lo, uint64_t hi)
 	}
 	if (a < c->nr_targets && c->targets[a] < hi)
 		return false;
-	for (size_t i = 0; i < c->e->nr_live_ips; i++)
-		if (c->e->live_ips[i] > lo && c->e->live_ips[i] < hi)
-			return false;
-	for (uint64_t x = lo; x < hi; x++)
-		if (bp_find(c->as, x))
-			return false;    /* bytes some other site already claims */
-	return true;
+	a = 0;
+	b = c->e->nr_live_ips;
+	while (a < b) {          /* the live addresses are sorted too (engine.c: attach) */
+		size_t mid = (a + b) / 2;
+
+		if (c->e->live_ips[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a < c->e->nr_live_ips && c->e->live_ips[a] < hi)
+		return false;
+	return !bytes_claimed(c->as, lo, hi - lo);
 }
 
 /* A breakpoint for the int3 at @addr inside a block: written with the block, turned
@@ -754,6 +777,8 @@ static void redirect_entry_jump(struct plant_ctx *c, const struct insn_exit *x)
 
 	if (!e || e->kind != BP_ENTRY || !e->nr_orig)
 		return;
+	if (bytes_claimed(c->as, x->addr, x->len))
+		goto untraced;        /* nested symbols: the jump is under another site */
 	dest = e->resume ? e->resume : x->target + 1;
 	rel = (int64_t)(dest - next);
 	code = code_at(c, x->addr, &avail);
@@ -827,7 +852,7 @@ static void plant_tail(struct plant_ctx *c, const struct insn_exit *x)
 	struct bp *b;
 	int cc;
 
-	if (bp_find(c->as, x->addr))
+	if (bytes_claimed(c->as, x->addr, 1))
 		return;
 	code = code_at(c, x->addr, &avail);
 	if (!code || avail < x->len || (cc = jump_cc(code, x->len)) < 0)
@@ -882,8 +907,8 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 		 * the common path. A tail call through a pointer ends at the next stop. */
 		return;
 	}
-	if (bp_find(c->as, x->addr))
-		return;
+	if (bytes_claimed(c->as, x->addr, 1))
+		return;       /* a site (or a detour's jmp) already covers it */
 	code = code_at(c, x->addr, &avail);
 	if (!code || insn_plan_site(c->e->dec, code, avail, x->addr, xol_next(c), &plan) < 0)
 		return;
@@ -1088,7 +1113,9 @@ struct module *module_setup(struct engine *e, struct proc *pr, pid_t tid,
 	c.code_lo = m->lo;
 	c.code_hi = m->hi;
 
-	c.detours = !e->eo->no_detours;
+	/* a library known by its .dynsym alone: its static functions and .cold parts are
+	 * not decoded, so their jumps are not known; no detours there */
+	c.detours = !e->eo->no_detours && (sym->has_symtab || sym->nr_from_cfi > 0);
 	scan_bodies(&c);
 	/* slots for entries and exits, and a block for every entry and exit */
 	need = (sym->nr_funcs * 2 + 16) * INSN_XOL_SLOT;

@@ -704,6 +704,8 @@ static void leave_xol(struct task *t)
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0 ||
 		    waitpid(t->tid, &st, __WALL) != t->tid || !WIFSTOPPED(st))
 			return;
+		if (!(st >> 16) && WSTOPSIG(st) != SIGTRAP)
+			t->pending_sig = WSTOPSIG(st);   /* delivered at the detach */
 	}
 }
 
@@ -1022,6 +1024,43 @@ static int attach_thread(struct engine *e, struct proc *pr, pid_t tid)
 	return 0;
 }
 
+/* Where the attached threads will run on from: each one's rip, and every word of the
+ * top ATTACH_STACK_SCAN bytes of its stack (return addresses, and the rip saved in the
+ * frame of a signal handler it is running, or in a ucontext). A detour may not cover
+ * any of them but at its first byte. Over-inclusive on purpose: a word that merely
+ * looks like a code address costs one detour. Sorted. */
+#define ATTACH_STACK_SCAN (64 * 1024)
+
+static uint64_t *live_addresses(struct engine *e, struct proc *pr, size_t *nr)
+{
+	size_t n = 0, cap = 64;
+	uint64_t *v = xcalloc(cap, sizeof(*v));
+	uint64_t *page = xmalloc(4096);
+
+	for (struct task *t = e->tasks; t; t = t->next) {
+		uint64_t rsp = peek_reg(t->tid, offsetof(struct user, regs.rsp));
+
+		xgrow(&v, &cap, n + 1, sizeof(*v));
+		v[n++] = peek_reg(t->tid, RIP_OFFSET);
+		for (uint64_t at = rsp & ~(uint64_t)7; at < rsp + ATTACH_STACK_SCAN; ) {
+			uint64_t end = (at | 4095) + 1;
+			size_t len = end - at;
+
+			if (mem_read(pr, at, page, len) < 0)
+				break;           /* past the top of the stack */
+			xgrow(&v, &cap, n + len / 8, sizeof(*v));
+			for (size_t i = 0; i < len / 8; i++)
+				if (page[i] > 4096)
+					v[n++] = page[i];
+			at = end;
+		}
+	}
+	free(page);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*nr = n;
+	return v;
+}
+
 static int attach(struct engine *e)
 {
 	pid_t pid = e->eo->pid;
@@ -1111,13 +1150,7 @@ static int attach(struct engine *e)
 			detach_all(e, now_ns());
 			return -ENOENT;
 		}
-		/* the threads run on from where they stopped: no detour may cover that */
-		for (struct task *t = e->tasks; t; t = t->next)
-			n++;
-		ips = xcalloc(n, sizeof(*ips));
-		n = 0;
-		for (struct task *t = e->tasks; t; t = t->next)
-			ips[n++] = peek_reg(t->tid, RIP_OFFSET);
+		ips = live_addresses(e, pr, &n);
 		e->live_ips = ips;
 		e->nr_live_ips = n;
 		module_setup(e, pr, tid, sym, sym->is_dyn && entry ? entry - sym->entry : 0, true);
