@@ -1157,11 +1157,14 @@ static int attach(struct engine *e)
 		if (e->eo->nr_libs) {
 			uint64_t brk = 0;
 
-			rtld_sync(e, pr, tid);
+			/* the rendezvous breakpoint first: if ld.so itself is traced (--lib
+			 * '*'), its _dl_debug_state then gets no entry breakpoint of its own */
+			pr->as->r_debug = rtld_find_r_debug(pr);
 			if (pr->as->r_debug &&
 			    mem_read(pr, pr->as->r_debug + offsetof(struct r_debug, r_brk), &brk,
 				     sizeof(brk)) == 0 && brk)
 				aspace_add_rtld(e, pr, brk);
+			rtld_sync(e, pr, tid);
 		}
 		e->live_ips = NULL;
 		e->nr_live_ips = 0;

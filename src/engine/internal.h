@@ -235,6 +235,8 @@ uint64_t proc_auxv(pid_t pid, uint64_t type);
 void rtld_init(struct engine *e, struct proc *pr);
 /* The rendezvous breakpoint was hit (or we attached): sync modules with the link map. */
 void rtld_sync(struct engine *e, struct proc *pr, pid_t tid);
+/* &_r_debug in @pr (through the executable's DT_DEBUG), or 0. */
+uint64_t rtld_find_r_debug(struct proc *pr);
 
 /* engine.c */
 bool engine_matches_root(const struct engine_opts *eo, const char *name, const char *raw);

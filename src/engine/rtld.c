@@ -55,7 +55,7 @@ uint64_t proc_auxv(pid_t pid, uint64_t type)
 }
 
 /* &r_debug from the executable's DT_DEBUG, 0 if not (yet) known. */
-static uint64_t find_r_debug(struct proc *pr)
+uint64_t rtld_find_r_debug(struct proc *pr)
 {
 	uint64_t phdr = proc_auxv(pr->pid, AT_PHDR), phnum = proc_auxv(pr->pid, AT_PHNUM);
 	uint64_t bias = 0, dyn = 0;
@@ -175,7 +175,7 @@ void rtld_sync(struct engine *e, struct proc *pr, pid_t tid)
 	int guard = 0;
 
 	if (!as->r_debug)
-		as->r_debug = find_r_debug(pr);
+		as->r_debug = rtld_find_r_debug(pr);
 	msg_debug("pid %d: dynamic linker report, r_debug at %#" PRIx64, pr->pid, as->r_debug);
 	if (!as->r_debug)
 		return;
