@@ -1017,6 +1017,36 @@ START_TEST(attach_detours)
 }
 END_TEST
 
+/* calltrace -p while the program sleeps in a SIGSEGV handler whose frame will return
+ * to faulty+3, inside the bytes an entry detour of faulty would replace: that address
+ * is on its stack, so faulty gets no detour. The handler returns while calltrace is
+ * still attached, and the program finishes as untraced. */
+START_TEST(attach_in_handler)
+{
+	char pid_arg[32];
+	char *fix_argv[] = { FIX("sigframe"), NULL };
+	char *argv[] = { CT_CALLTRACE, "-p", pid_arg, "-d", "10", "-o", "/dev/null", NULL };
+	struct proc fx;
+	struct run r;
+	int status;
+
+	proc_start(fix_argv, &fx);
+	ck_assert_msg(proc_wait_for(&fx, 0, "pid ", 10000) && proc_wait_for(&fx, 0, "\n", 1000),
+		      "sigframe printed no pid: \"%s\"", fx.obuf.p);
+	sleep_ms(200);                  /* in the handler, asleep */
+	snprintf(pid_arg, sizeof(pid_arg), "%d", (int)fx.pid);
+	run_argv(argv, NULL, NULL, 0, &r);
+	/* it ends with the program, long before -d 10: the status is the program's */
+	ck_assert_msg(r.status == 0, "calltrace -p: status %d; stderr:\n%s", r.status,
+		      err_head(&r));
+	run_free(&r);
+	status = proc_finish(&fx, 20000, "sigframe");
+	ck_assert_msg(status == 0 && strstr(fx.obuf.p, "faulty = 1\n"),
+		      "sigframe: status %d, stdout \"%s\"", status, fx.obuf.p);
+	proc_free(&fx);
+}
+END_TEST
+
 /* calltrace -p PID, then SIGINT to calltrace: report written, the program keeps running
  * with its text restored. */
 START_TEST(attach_sigint)
@@ -1295,6 +1325,7 @@ static Suite *attach_suite(void)
 	tcase_add_test(tcase(s, "attach_duration"), attach_duration);
 	tcase_add_test(tcase(s, "attach_sigint"), attach_sigint);
 	tcase_add_test(tcase(s, "attach_detours"), attach_detours);
+	tcase_add_test(tcase(s, "attach_in_handler"), attach_in_handler);
 	tcase_add_test(tcase(s, "sigterm_spawned"), sigterm_spawned);
 	return s;
 }
