@@ -789,6 +789,24 @@ static const char *const uselib_variants[] = { "uselib", "uselib_now" };
 
 /* --lib plus the constructor's function as a second root: lib_init (run by libctfix's
  * constructor before main) is counted, as a root. */
+/* A stripped library whose cold path jumps back into the bytes before a ret: calltrace
+ * decodes only its .dynsym functions, so it plants no detour there; exact counts and
+ * the untraced output. */
+START_TEST(stripped_lib_cold)
+{
+	static const char *const opts[] = { "--lib", "libctcold*", NULL };
+	static const struct count c[] = { { "main", 1 }, { "cold_f", 10 }, END_COUNTS };
+	static const struct edge e[] = { { "main", "cold_f", 10 }, END_EDGES };
+	struct traced t;
+
+	trace_fixture("usecold", opts, NULL, NULL, 0, 0, &t);
+	ck_assert_str_eq(t.plain.out.p, "sum 40\n");
+	expect_counts(t.report, c, e);
+	ck_assert_str_eq(fn_module(t.report, "cold_f"), "libctcold.so");
+	traced_free(&t);
+}
+END_TEST
+
 START_TEST(uselib_lib_and_ctor)
 {
 	static const char *const opts[] = { "--lib", "libctfix*", "-f", "lib_init", "-f", "main",
@@ -1315,6 +1333,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tcase(s, "useplugin"), useplugin_dlopen);
 	tcase_add_test(tcase(s, "useplugin_no_lib"), useplugin_no_lib);
 	tcase_add_test(tcase(s, "plt_tail_call"), plt_tail_call);
+	tcase_add_test(tcase(s, "stripped_lib_cold"), stripped_lib_cold);
 	return s;
 }
 
