@@ -443,30 +443,24 @@ static uint64_t xol_next(const struct plant_ctx *c)
 	return c->mod->xol_base + c->xol_used;
 }
 
-/* Room for a detour block of @n bytes (16-byte aligned), copied from @bytes; 0 if none. */
-static uint64_t xol_alloc_block(struct plant_ctx *c, const uint8_t *bytes, size_t n)
+/* Copy @n bytes into the next @room bytes of the XOL page; their address, or 0 if the
+ * page is full (or there is none). */
+static uint64_t xol_put(struct plant_ctx *c, const uint8_t *bytes, size_t n, size_t room)
 {
-	size_t need = (n + 15) & ~(size_t)15;
 	uint64_t at;
 
-	if (!c->mod->xol_base || c->xol_used + need > c->mod->xol_size)
+	if (!c->mod->xol_base || c->xol_used + room > c->mod->xol_size)
 		return 0;
 	at = xol_next(c);
 	memcpy(c->xol + c->xol_used, bytes, n);
-	c->xol_used += need;
+	c->xol_used += room;
 	return at;
 }
 
+/* An XOL slot (INSN_XOL_SLOT bytes) holding @n bytes. */
 static uint64_t xol_alloc(struct plant_ctx *c, const uint8_t *bytes, size_t n)
 {
-	uint64_t at;
-
-	if (!c->mod->xol_base || c->xol_used + INSN_XOL_SLOT > c->mod->xol_size)
-		return 0;
-	at = xol_next(c);
-	memcpy(c->xol + c->xol_used, bytes, n);
-	c->xol_used += INSN_XOL_SLOT;
-	return at;
+	return xol_put(c, bytes, n, INSN_XOL_SLOT);
 }
 
 static const uint8_t *code_at(const struct plant_ctx *c, uint64_t raddr, size_t *avail)
@@ -645,10 +639,10 @@ static struct bp *add_block_trap(struct plant_ctx *c, uint64_t addr, enum bp_kin
 	return b;
 }
 
-/* Plan a detour over [@site, @site + @len) and place its block. 0, or -1 (nothing
- * changed) when it cannot be done. */
-static int place_detour(struct plant_ctx *c, uint64_t site, size_t len, bool entry,
-			bool exit_trap, struct insn_detour *d)
+/* Plan a detour over [@site, @site + @len) and place its block (16-byte aligned): the
+ * block's address, or 0 (nothing changed) when it cannot be done. */
+static uint64_t place_detour(struct plant_ctx *c, uint64_t site, size_t len, bool entry,
+			     bool exit_trap, struct insn_detour *d)
 {
 	const uint8_t *p;
 	const char *why;
@@ -656,15 +650,13 @@ static int place_detour(struct plant_ctx *c, uint64_t site, size_t len, bool ent
 
 	p = code_at(c, site, &avail);
 	if (!p || avail < len || !region_free(c, site, site + len))
-		return -1;
+		return 0;
 	why = insn_plan_detour(c->e->dec, p, len, site, xol_next(c), entry, exit_trap, d);
 	if (why) {
 		msg_debug("%#" PRIx64 ": no detour (%s)", site, why);
-		return -1;
+		return 0;
 	}
-	if (c->xol_used + ((d->code_len + 15u) & ~15u) > c->mod->xol_size)
-		return -1;
-	return xol_alloc_block(c, d->code, d->code_len) ? 0 : -1;
+	return xol_put(c, d->code, d->code_len, (d->code_len + 15u) & ~15u);
 }
 
 /* The entry of function @i at @raddr through a detour, if it can have one. */
@@ -684,10 +676,9 @@ static bool detour_entry(struct plant_ctx *c, size_t i, uint64_t raddr, const ui
 	if (len && ret && !region_free(c, raddr, raddr + len))
 		len = insn_entry_region(c->e->dec, p, avail, raddr, false, &ret);
 	/* count mode wants a function's exit only if it is a root */
-	if (!len || place_detour(c, raddr, len, true,
-				 ret && (!c->e->eo->count || c->mod->is_root[i]), &d) < 0)
+	if (!len || !(block = place_detour(c, raddr, len, true,
+					   ret && (!c->e->eo->count || c->mod->is_root[i]), &d)))
 		return false;
-	block = xol_next(c) - ((d.code_len + 15u) & ~15u);
 	b = bp_add(c->as, raddr);
 	if (!b)
 		return false;
@@ -710,6 +701,7 @@ static bool detour_ret(struct plant_ctx *c, const struct insn_exit *x)
 {
 	uint64_t end = x->addr + x->len, start = x->addr;
 	struct insn_detour d;
+	uint64_t block;
 	struct bp *b;
 
 	if (!c->detours || (c->fn_flags[c->func] & (FN_NO_DETOUR | FN_NO_EXIT_DETOUR)) ||
@@ -723,7 +715,7 @@ static bool detour_ret(struct plant_ctx *c, const struct insn_exit *x)
 	    start < c->entry_end[c->func] ||
 	    start < c->mod->sym->funcs[c->func].addr + c->mod->bias)
 		return false;
-	if (place_detour(c, start, end - start, false, true, &d) < 0)
+	if (!(block = place_detour(c, start, end - start, false, true, &d)))
 		return false;
 	b = bp_add(c->as, start);
 	if (!b)
@@ -733,8 +725,7 @@ static bool detour_ret(struct plant_ctx *c, const struct insn_exit *x)
 	b->mod = c->mod;
 	b->nr_orig = INSN_DETOUR_JMP;
 	memcpy(b->patch, d.jmp, INSN_DETOUR_JMP);
-	add_block_trap(c, xol_next(c) - ((d.code_len + 15u) & ~15u) + (uint64_t)d.exit_trap,
-		       BP_EXIT);
+	add_block_trap(c, block + (uint64_t)d.exit_trap, BP_EXIT);
 	return true;
 }
 

@@ -252,6 +252,18 @@ static int32_t get_le32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
+/* Is the displacement of @ci's %rip-relative operand @mem the 4 bytes at disp_offset
+ * of @code, with at most an immediate after it? capstone 4.0.2's disp_size is wrong
+ * for 0x66-prefixed forms, so the bytes themselves are checked. */
+static bool riprel_disp_ok(const cs_insn *ci, const cs_x86_op *mem, const uint8_t *code)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int off = x->encoding.disp_offset;
+
+	return off > 0 && off + 4 + x->encoding.imm_size == ci->size &&
+	       get_le32(code + off) == mem->mem.disp;
+}
+
 static void put_le64(uint8_t *p, uint64_t v)
 {
 	int i;
@@ -371,10 +383,7 @@ static const char *plan_copy(struct insn_decoder *d, const uint8_t *code, uint64
 		int off = x->encoding.disp_offset;
 		int64_t disp;
 
-		/* The displacement is 4 bytes whatever disp_size says (0x66 bug in 4.0.2);
-		 * make sure that, and the immediate after it, account for the whole length. */
-		if (off <= 0 || off + 4 + x->encoding.imm_size != len ||
-		    get_le32(code + off) != mem->mem.disp)
+		if (!riprel_disp_ok(ci, mem, code))
 			return "cannot locate the rip-relative displacement";
 		ea = addr + len + (uint64_t)mem->mem.disp;
 		disp = mem->mem.disp + (int64_t)(addr - slot);
@@ -457,8 +466,7 @@ static const char *plan_call_ind(struct insn_decoder *d, const uint8_t *code, ui
 		int off = x->encoding.disp_offset;
 		int64_t disp;
 
-		if (off <= 0 || off + 4 + x->encoding.imm_size != len ||
-		    get_le32(code + off) != mem->mem.disp)
+		if (!riprel_disp_ok(ci, mem, code))
 			return "cannot locate the rip-relative displacement";
 		/* same effective address from slot + 15: addr+len+old == slot+15+len+new */
 		ea = addr + len + (uint64_t)mem->mem.disp;
@@ -628,21 +636,14 @@ int insn_scan_body(struct insn_decoder *d, const uint8_t *code, size_t len, uint
 /* Can @ci, whose bytes are @code, run from another address (insn_movable())? */
 static bool movable_ci(const cs_insn *ci, const uint8_t *code)
 {
-	const cs_x86 *x = &ci->detail->x86;
 	const cs_x86_op *mem;
 	enum insn_kind k = classify(ci);
-	int off;
 
 	if ((k != INSN_OTHER && k != INSN_NOP) || ci->id == X86_INS_SYSCALL ||
 	    ci->size > MAX_INSN_LEN || uses_eip_base(ci))
 		return false;
 	mem = riprel_operand(ci);
-	if (!mem)
-		return true;
-	/* the displacement is 4 bytes, with at most an immediate after it (as plan_copy) */
-	off = x->encoding.disp_offset;
-	return off > 0 && off + 4 + x->encoding.imm_size == ci->size &&
-	       get_le32(code + off) == mem->mem.disp;
+	return !mem || riprel_disp_ok(ci, mem, code);
 }
 
 int insn_movable(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t addr)
