@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 			"call, %llu breakpoints (%llu in detours), %llu rip writes, %llu "
 			"functions not traced; one stop costs "
 			"%llu ns wall (%llu ns of it calltrace's handling), %llu ns cpu; "
-			"kernel part used %llu ns\n",
+			"kernel part used %llu ns (%s%llu round trips that ran next to nothing)\n",
 			(unsigned long long)stats.calls, (unsigned long long)stats.recorded,
 			(unsigned long long)stats.stops,
 			stats.calls ? (double)stats.stops / (double)stats.calls : 0.0,
@@ -284,7 +284,9 @@ int main(int argc, char **argv)
 			(unsigned long long)stats.rip_writes, (unsigned long long)stats.nr_refused,
 			(unsigned long long)stats.stop_wall_ns, (unsigned long long)stats.handler_ns,
 			(unsigned long long)stats.stop_cpu_ns,
-			(unsigned long long)stats.stop_kernel_used_ns);
+			(unsigned long long)stats.stop_kernel_used_ns,
+			stats.stop_cost_trips ? "the mean of " : "calibrated: fewer than ",
+			(unsigned long long)(stats.stop_cost_trips ? stats.stop_cost_trips : 1000));
 	rc = write_outputs(&o, out, p);
 	free(out);
 	out = NULL;

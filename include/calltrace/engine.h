@@ -51,6 +51,7 @@ struct engine_stats {
 	uint64_t stop_cpu_ns;        /* calibrated CPU time one stop charges the thread */
 	uint64_t handler_ns;         /* calltrace's own handling time per stop (calibration) */
 	uint64_t stop_kernel_used_ns;   /* the kernel part subtracted per stop at the end */
+	uint64_t stop_cost_trips;       /* round trips it was measured on (0: calibrated) */
 };
 
 /* Run the program to completion (or attach to eo->pid until it exits, the duration

@@ -161,4 +161,33 @@ const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t
 			     uint64_t site, uint64_t slot, bool entry_trap, bool exit_trap,
 			     struct insn_detour *out);
 
+/* ---- short paths -------------------------------------------------------------------
+ * Time compensation (src/engine/shadow.c) needs round trips in which the program is
+ * known to have run next to nothing, to measure what a stop costs in this very run.
+ * A sampled round trip starts at @start (a traced function's entry, or the return
+ * address of a ret that stopped) and ends at the thread's next stop, which is either
+ * an entry reached by a call (the call instruction ends at @call_end) or a ret
+ * (@call_end == 0). */
+
+/* Would a transfer (call or jmp) to @target have stopped the thread (a traced entry)? */
+typedef bool (*insn_stops_fn)(uint64_t target, void *arg);
+
+/* Prove that the thread ran at most @max_insns instructions from @start to its next
+ * stop. Every path from @start is followed (both ways at a jcc, into direct jmps) and
+ * must, within @max_insns instructions and without visiting an instruction twice:
+ *   - end at the next stop: the call ending at @call_end (when @call_end != 0), or a
+ *     ret (when @call_end == 0); or
+ *   - end at a direct call or jmp whose target @stops says stops (that path would
+ *     have stopped elsewhere, so it is not the one taken).
+ * Anything else on a path fails the proof: another call, an indirect jmp or call, a
+ * ret when a call is expected, a trap or syscall, a loop, bytes that do not decode or
+ * lie outside [@code_addr, @code_addr + @len), more than @max_insns on a path or
+ * 4 * @max_insns decoded in all. At least one path must reach the next stop. @code holds
+ * the original bytes (no breakpoints) of [@code_addr, @code_addr + @len), which contains
+ * @start (paths may jump back before @start, as a loop's call does). Returns 1 if
+ * proven, else 0. */
+int insn_short_path(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t code_addr,
+		    uint64_t start, uint64_t call_end, unsigned max_insns, insn_stops_fn stops,
+		    void *arg);
+
 #endif

@@ -59,6 +59,8 @@ struct ct_node {
 	uint64_t calls;                /* entries on this exact path */
 	uint64_t own_ns;               /* time with this node on top of the stack */
 	uint64_t acc_ns;               /* entry to return of every call on this path */
+	uint64_t acc_stops;            /* the ptrace stops' cost still in acc_ns, as a
+	                                  count of stops: see profile_compensate() */
 	bool is_rec;                   /* func already active on the path above: fprof
 	                                  charges ACC 0 to such calls */
 	uint64_t path_bloom;           /* bit (func % 64) of every function on the path,
@@ -82,6 +84,7 @@ struct ct_thread {
 	uint64_t spawned_arg;          /* start routine's argument (for spawned_as) */
 	struct ct_node root;           /* func == CT_FUNC_UNDEFINED */
 	uint64_t first_ts, last_ts;    /* first and last recorded event, ns; 0 if none */
+	uint64_t first_stops, last_stops;  /* the thread's stop count at those events */
 	char *comm;                    /* short program name, for folded stacks */
 	struct ct_edge *edges;         /* count mode only */
 	size_t nr_edges, cap_edges;
@@ -139,6 +142,27 @@ struct ct_node *ctree_path(struct profile *p, struct ct_thread *t, struct ct_nod
  * the function's latency histogram. */
 void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
 		 uint64_t own_ns, uint64_t ts);
+
+/* ctree_enter() and ctree_leave() for a recorder whose times still hold the cost of
+ * its stops (the engine): @ts_stops is the thread's stop count at @ts, @acc_stops the
+ * number of stop costs in @acc_ns, and @hist_ns the call's latency for the function's
+ * histogram (already compensated, the best estimate at the time). The stop costs are
+ * taken out once the run is over, with one per-stop cost for the whole run:
+ * profile_compensate(). */
+struct ct_node *ctree_enter_at(struct profile *p, struct ct_thread *t, struct ct_node *parent,
+			       ct_func_id f, uint64_t ts, uint64_t ts_stops);
+void ctree_leave_at(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
+		    uint64_t own_ns, uint64_t acc_stops, uint64_t hist_ns, uint64_t ts,
+		    uint64_t ts_stops);
+
+/* Take @stop_ns per counted stop out of every node's ACC (acc_stops of them) and out of
+ * each thread's span (the stops between its first and last events). Bottom-up, so that
+ * the tree stays consistent: a node's OWN is its ACC less its callees' ACC, and where
+ * that would be negative (the noise of the stops' cost, in a function that does next to
+ * nothing between calls) it is 0 and the ACC is raised to its callees' sum; a thread's
+ * span is never less than its root calls' ACC. Sets every acc_stops to 0, so a second
+ * call changes nothing. */
+void profile_compensate(struct profile *p, uint64_t stop_ns);
 
 /* Count mode: one call of @callee from @caller at @ts. */
 void ctree_count(struct ct_thread *t, ct_func_id caller, ct_func_id callee, uint64_t ts);

@@ -151,22 +151,32 @@ void profile_span(const struct profile *p, uint64_t *first, uint64_t *last)
 	}
 }
 
-static void note_ts(struct ct_thread *t, uint64_t ts)
+static void note_ts(struct ct_thread *t, uint64_t ts, uint64_t ts_stops)
 {
-	if (!t->first_ts || ts < t->first_ts)
+	if (!t->first_ts || ts < t->first_ts) {
 		t->first_ts = ts;
-	if (ts > t->last_ts)
+		t->first_stops = ts_stops;
+	}
+	if (ts > t->last_ts) {
 		t->last_ts = ts;
+		t->last_stops = ts_stops;
+	}
+}
+
+struct ct_node *ctree_enter_at(struct profile *p, struct ct_thread *t, struct ct_node *parent,
+			       ct_func_id f, uint64_t ts, uint64_t ts_stops)
+{
+	struct ct_node *c = ctree_path(p, t, parent, f);
+
+	c->calls++;
+	note_ts(t, ts, ts_stops);
+	return c;
 }
 
 struct ct_node *ctree_enter(struct profile *p, struct ct_thread *t, struct ct_node *parent,
 			    ct_func_id f, uint64_t ts)
 {
-	struct ct_node *c = ctree_path(p, t, parent, f);
-
-	c->calls++;
-	note_ts(t, ts);
-	return c;
+	return ctree_enter_at(p, t, parent, f, ts, 0);
 }
 
 struct ct_node *ctree_path(struct profile *p, struct ct_thread *t, struct ct_node *parent,
@@ -271,20 +281,97 @@ uint64_t ct_hist_quantile(const struct ct_hist *h, double q)
 	return h->max_ns;
 }
 
-void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
-		 uint64_t own_ns, uint64_t ts)
+void ctree_leave_at(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
+		    uint64_t own_ns, uint64_t acc_stops, uint64_t hist_ns, uint64_t ts,
+		    uint64_t ts_stops)
 {
 	if (n->func < p->nr_funcs) {
 		struct ct_func *f = &p->funcs[n->func];
 
 		if (!f->hist)
 			f->hist = xcalloc(1, sizeof(*f->hist));
-		ct_hist_add(f->hist, acc_ns);
+		ct_hist_add(f->hist, hist_ns);
 	}
 	n->acc_ns += acc_ns;
 	n->own_ns += own_ns;
-	if (ts > t->last_ts)
+	n->acc_stops += acc_stops;
+	if (ts > t->last_ts) {
 		t->last_ts = ts;
+		t->last_stops = ts_stops;
+	}
+}
+
+void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint64_t acc_ns,
+		 uint64_t own_ns, uint64_t ts)
+{
+	ctree_leave_at(p, t, n, acc_ns, own_ns, 0, acc_ns, ts, 0);
+}
+
+/* One node, its callees done: own_ns holds the sum of their compensated ACC (set up
+ * by profile_compensate) and becomes the node's OWN. */
+static void compensate_node(struct ct_node *n, uint64_t stop_ns)
+{
+	uint64_t callees = n->own_ns, cost = n->acc_stops * stop_ns;
+	uint64_t acc = n->acc_ns > cost ? n->acc_ns - cost : 0;
+
+	if (acc < callees)
+		acc = callees;
+	n->acc_ns = acc;
+	n->own_ns = acc - callees;
+	n->acc_stops = 0;
+	if (n->parent)
+		n->parent->own_ns += acc;
+}
+
+void profile_compensate(struct profile *p, uint64_t stop_ns)
+{
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		struct ct_thread *t = p->threads[i];
+		struct ct_node *root = &t->root, *n;
+		uint64_t span, cost;
+
+		/* every own_ns becomes the sum of its callees' ACC, filled bottom-up */
+		root->own_ns = 0;
+		for (n = root->first_child; n; ) {
+			n->own_ns = 0;
+			if (n->first_child) {
+				n = n->first_child;
+				continue;
+			}
+			while (n != root && !n->next_sibling)
+				n = n->parent;
+			n = n == root ? NULL : n->next_sibling;
+		}
+		/* post-order, iterative: a tree may be a million deep */
+		for (n = root->first_child; n; ) {
+			while (n->first_child)
+				n = n->first_child;
+			for (;;) {
+				struct ct_node *up = n->parent, *next = n->next_sibling;
+
+				compensate_node(n, stop_ns);
+				if (next) {
+					n = next;       /* its subtree next */
+					break;
+				}
+				if (up == root) {
+					n = NULL;
+					break;
+				}
+				n = up;                 /* its callees are all done */
+			}
+		}
+		if (!t->first_ts || t->last_ts < t->first_ts)
+			continue;
+		span = t->last_ts - t->first_ts;
+		cost = (t->last_stops > t->first_stops ? t->last_stops - t->first_stops : 0) * stop_ns;
+		span = span > cost ? span - cost : 0;
+		if (span < root->own_ns)
+			span = root->own_ns;
+		t->last_ts = t->first_ts + span;
+		t->last_stops = t->first_stops;
+		root->own_ns = 0;
+	}
 }
 
 /* Pre-order, iterative (parent and sibling links), so any depth is fine. */
@@ -345,14 +432,14 @@ void ctree_count(struct ct_thread *t, ct_func_id caller, ct_func_id callee, uint
 
 		if (e->caller == caller && e->callee == callee) {
 			e->calls++;
-			note_ts(t, ts);
+			note_ts(t, ts, 0);
 			return;
 		}
 	}
 	xgrow(&t->edges, &t->cap_edges, t->nr_edges + 1, sizeof(*t->edges));
 	t->edges[t->nr_edges] = (struct ct_edge){ caller, callee, 1 };
 	t->edge_index[h] = (uint32_t)++t->nr_edges;
-	note_ts(t, ts);
+	note_ts(t, ts, 0);
 }
 
 struct arc_walk {

@@ -55,6 +55,25 @@ int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n)
 	return (size_t)r == n ? 0 : -EIO;
 }
 
+int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n)
+{
+	int rc = mem_read(pr, raddr, buf, n);
+
+	if (rc < 0 || !pr->as)
+		return rc;
+	/* a site replaces at most 16 bytes: look for sites from 15 bytes before */
+	for (uint64_t a = raddr > 15 ? raddr - 15 : 1; a < raddr + n; a++) {
+		const struct bp *b = bp_find(pr->as, a);
+
+		if (!b || !b->nr_orig || b->in_block)
+			continue;
+		for (size_t i = 0; i < b->nr_orig; i++)
+			if (a + i >= raddr && a + i < raddr + n)
+				buf[a + i - raddr] = b->orig[i];
+	}
+	return 0;
+}
+
 /* /proc/PID/mem writes through read-only text (FOLL_FORCE). */
 int mem_write(struct proc *pr, uint64_t raddr, const void *laddr, size_t n)
 {

@@ -415,6 +415,35 @@ static bool is_entry(const struct aspace *as, uint64_t raddr)
 	return b && b->kind == BP_ENTRY && b->nr_orig;
 }
 
+/* Would a call or jmp to @target have stopped? (A traced entry, directly or through
+ * its PLT stub.) */
+static bool trip_stops_at(uint64_t target, void *arg)
+{
+	struct proc *pr = arg;
+	uint64_t final;
+
+	if (is_entry(pr->as, target))
+		return true;
+	final = plt_target(pr, target);
+	return final && is_entry(pr->as, final);
+}
+
+bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64_t call_end)
+{
+	enum { BEFORE = 64, AFTER = 192, MAX_INSNS = 16 };
+	uint8_t code[BEFORE + AFTER];
+
+	/* the code before @start too: a loop's call is often just before the return
+	 * address it comes back to */
+	if (start > BEFORE && aspace_read_code(pr, start - BEFORE, code, sizeof(code)) == 0)
+		return insn_short_path(e->dec, code, sizeof(code), start - BEFORE, start, call_end,
+				       MAX_INSNS, trip_stops_at, pr) == 1;
+	if (aspace_read_code(pr, start, code, AFTER) == 0)
+		return insn_short_path(e->dec, code, AFTER, start, start, call_end, MAX_INSNS,
+				       trip_stops_at, pr) == 1;
+	return false;
+}
+
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
 /* rip and rsp of a stopped thread: PTRACE_GET_SYSCALL_INFO reads just those two (a
  * third cheaper than PTRACE_GETREGS here, and every stop needs them); the full
@@ -491,6 +520,8 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 	case BP_ENTRY:
 		e->st->stops++;
 		shadow_entry(e, t, b, rsp, entry_arg0(t), ts, false);
+		if (!b->tail && !b->exits)
+			shadow_trip(e, t, b, rip, rsp);
 		if (b->tail) {
 			set_rip(e, t, tail_into(e, t, b->target, rsp, entry_arg0(t), ts));
 			return true;
@@ -519,6 +550,8 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 			}
 		}
 		shadow_exit(e, t, rsp, ts);
+		if (!b->target)
+			shadow_trip(e, t, b, rip, rsp);
 		break;
 	case BP_PATCH:
 		if (!b->resume)
@@ -1243,6 +1276,7 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		pin_to_one_cpu();
 	if (e.compensate || e.suspend)
 		calibrate(&e);
+	e.stop_est = e.clock_cpu ? e.cu_ns : e.ck_ns;
 	if (eo->pid)
 		rc = attach(&e);
 	else
@@ -1321,7 +1355,14 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
 	status_line(&e, 0, true);
-	stats->stop_kernel_used_ns = e.ck_ns;
+	if (!eo->count) {
+		/* the stops' cost out of every time, with the run's own measure of it */
+		uint64_t c = e.compensate ? shadow_stop_cost(&e, &stats->stop_cost_trips) : 0;
+
+		profile_compensate(p, c);
+		stats->stop_kernel_used_ns = c;
+	}
+	free(e.trips);
 	*status = e.have_status ? e.status : EXIT_TRACER;
 	the_engine = NULL;
 	util_set_release_hook(NULL);

@@ -102,8 +102,8 @@ struct proc {
 struct frame {
 	uint64_t slot;            /* %rsp at entry: where the return address is */
 	uint64_t stops_entry;     /* the thread's stop count at its entry stop */
-	uint64_t entry_ts;        /* the thread's time line at entry (shadow.c) */
-	uint64_t child_ns;
+	uint64_t entry_ts;        /* the thread's raw time line at entry (shadow.c) */
+	uint64_t child_ns;        /* its callees' raw ACC */
 	struct ct_node *node;     /* NULL when not recorded */
 	int8_t region;            /* stack region of slot (sigaltstack) */
 };
@@ -134,6 +134,13 @@ struct task {
 	uint64_t kcost;           /* the kernel's part of its stops so far, ns */
 	uint64_t now;             /* the clock at the current stop (wall or cpu) */
 	uint64_t vnow;            /* ... less the cost of its stops so far (shadow.c) */
+	uint64_t raw;             /* ... less calltrace's handling only: the raw time line */
+	uint64_t rt_ns;           /* this stop's round trip (wall or CPU), 0 if unknown */
+	uint64_t trip_from;       /* rip of its last stop at an entry or a ret, 0 if none */
+	uint64_t trip_no;         /* ... and its stop number (a round trip follows it only
+	                             if the next stop is number trip_no + 1) */
+	uint64_t probe_start;     /* sampled round trip: where the thread went on, 0 if none */
+	unsigned probe_in;        /* stops until the next sample */
 	uint64_t last_wall, last_cpu, last_h;   /* last_wall/cpu: at its last CPU read */
 	uint64_t prev_wall;       /* the wall clock at its previous stop */
 	uint64_t read_vnow;       /* its time line at its last CPU read */
@@ -152,6 +159,14 @@ struct known_object {
 	char *path;
 	size_t nr_funcs;
 	ct_func_id *ids;
+};
+
+/* The round trips between two stops of a thread at given sites (rips), when the
+ * first is at an entry or a ret and the second follows it (shadow.c). */
+struct trip_key {
+	uint64_t from, to;        /* 0: free slot */
+	uint64_t n, sum_ns;       /* round trips and their total cost (wall or CPU) */
+	uint8_t tried, proven;    /* samples checked, and proven to run next to nothing */
 };
 
 struct engine {
@@ -177,6 +192,11 @@ struct engine {
 	uint64_t ck_cal, cu_cal;  /* the calibrated values (medians) */
 	struct ct_hist rt_wall;   /* round trips seen in the run: kernel part + work */
 	struct ct_hist rt_cpu;
+	struct trip_key *trips;   /* round trips by their two stops (shadow.c) */
+	size_t nr_trip_slots, nr_trips;
+	uint64_t trips_seen;
+	uint64_t stop_est;        /* per stop, for the latency histograms: the best
+	                             estimate so far (shadow_stop_cost) */
 	ct_func_id suspend_id;
 	const uint64_t *live_ips; /* attach: where the threads are stopped (no detour may
 	                             cover one of these but at its first byte) */
@@ -209,6 +229,9 @@ uint64_t inject_mmap(struct proc *pr, pid_t tid, uint64_t hint, size_t len);
 int inject_syscall(struct proc *pr, pid_t tid, long nr, const uint64_t args[6], uint64_t *ret);
 /* Plant a BP_RTLD at @addr (resumed like an entry). 0 or -errno. */
 int aspace_add_rtld(struct engine *e, struct proc *pr, uint64_t addr);
+/* Read @n bytes of code at @raddr as the program's own: what calltrace's breakpoints
+ * replaced is put back in the copy. 0 or -errno. */
+int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n);
 
 /* shadow.c */
 /* Every stop of a traced thread, first: count it, read its clock, and charge the
@@ -223,9 +246,24 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 		  uint64_t arg0, uint64_t ts, bool is_tail);
 void shadow_exit(struct engine *e, struct task *t, uint64_t rsp, uint64_t ts);
 void shadow_close_all(struct engine *e, struct task *t, uint64_t ts);
+/* A stop at an entry or a ret (@b, at @rip, %rsp @rsp): the round trip that led
+ * here from the thread's previous such stop is counted by its two sites, and every so
+ * often one is checked for having run next to nothing (engine_short_trip). */
+void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t rip,
+		 uint64_t rsp);
+/* The cost of one stop to take out of every time once the run is over: the mean
+ * round trip of the sites proven to run next to nothing, if there were enough of
+ * them (*nr_trips: how many), else the calibrated estimate (*nr_trips 0). */
+uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips);
 /* A followed fork: @c continues inside @parent's calls. */
 void shadow_copy(struct engine *e, struct task *c, const struct task *parent);
 struct ct_thread *task_thread(struct engine *e, struct task *t);
+
+/* engine.c */
+/* Did a thread of @pr that went on at @start and stopped next at a call ending at
+ * @call_end (0: at a ret) run only a few instructions in between? (insn_short_path
+ * on the program's own code.) */
+bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64_t call_end);
 
 /* rtld.c */
 /* The value of auxiliary vector entry @type (AT_*) of @pid, 0 if absent. */

@@ -167,19 +167,33 @@ static uint64_t kernel_part(struct engine *e, struct task *t, uint64_t wall, uin
 	return e->clock_cpu ? e->cu_ns : e->ck_ns;
 }
 
+/* The raw time line: the clock less calltrace's handling of the thread's stops so far
+ * (wall clock; the CPU clock never counts it). Only the kernel's part of the stops is
+ * left in it, one per round trip, and that is taken out of the recorded times when the
+ * run is over (profile_compensate), with the per-stop cost measured over the whole run
+ * (shadow_stop_cost). */
+static uint64_t raw_now(const struct engine *e, const struct task *t)
+{
+	if (!e->compensate || e->clock_cpu)
+		return t->now;
+	return t->now > t->hsum ? t->now - t->hsum : 0;
+}
+
+/* A call ends: its raw ACC and OWN and the number of stop costs in its ACC (the round
+ * trips from its entry stop to this one) go to its node. Its latency, for the
+ * histogram, is compensated at once with the best estimate so far. */
 static void frame_close(struct engine *e, struct task *t)
 {
 	struct frame *f = &t->stack[--t->depth];
-	uint64_t now = t->vnow;
+	uint64_t now = t->raw;
 	uint64_t dur = now > f->entry_ts ? now - f->entry_ts : 0;
 	uint64_t own = dur > f->child_ns ? dur - f->child_ns : 0;
+	uint64_t nr = e->compensate ? t->stops - f->stops_entry : 0;
+	uint64_t cost = nr * e->stop_est;
 
-	if (now < f->entry_ts && t->stops - f->stops_entry > 1000)
-		msg_debug("tid %d: a call of %llu stops measured %llu ns less than its stops' "
-			  "calibrated cost", t->tid, (unsigned long long)(t->stops - f->stops_entry),
-			  (unsigned long long)(f->entry_ts - now));
 	if (f->node)
-		ctree_leave(e->p, t->ct, f->node, dur, own, now);
+		ctree_leave_at(e->p, t->ct, f->node, dur, own, nr, dur > cost ? dur - cost : 0,
+			       now, t->stops);
 	if (t->depth)
 		t->stack[t->depth - 1].child_ns += dur;
 }
@@ -227,7 +241,7 @@ uint64_t shadow_read_cpu(struct task *t)
  * threshold, or after 8 stops without a read (so that the model of the stops' own cost
  * never spans many stops). Between reads, the stops' own off-CPU cost is summed
  * (span_traced). A call-heavy thread thus pays the read at a fraction of its stops. */
-#define SUSPEND_MIN_NS(e) (5000 + 2 * (e)->ck_ns)
+#define SUSPEND_MIN_NS(e) (5000 + 2 * (e)->stop_est)
 #define SUSPEND_READ_EVERY 8
 
 static void note_suspend(struct engine *e, struct task *t, uint64_t wall, uint64_t cpu)
@@ -241,9 +255,10 @@ static void note_suspend(struct engine *e, struct task *t, uint64_t wall, uint64
 	/* below this it is the noise of the stops themselves, not a wait */
 	if (off > SUSPEND_MIN_NS(e) && t->depth && t->stack[t->depth - 1].node) {
 		struct frame *top = &t->stack[t->depth - 1];
-		struct ct_node *n = ctree_enter(e->p, t->ct, top->node, e->suspend_id, t->vnow);
+		struct ct_node *n = ctree_enter_at(e->p, t->ct, top->node, e->suspend_id,
+						   t->raw, t->stops);
 
-		ctree_leave(e->p, t->ct, n, off, 0, t->vnow);
+		ctree_leave_at(e->p, t->ct, n, off, 0, 0, off, t->raw, t->stops);
 		top->child_ns += off;
 	}
 }
@@ -256,7 +271,7 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 	if (e->suspend) {
 		/* the previous stop's own share of this interval: its handling, and the part
 		 * of the kernel's work the thread is not charged for */
-		uint64_t traced = t->last_h + (e->ck_ns > e->cu_ns ? e->ck_ns - e->cu_ns : 0);
+		uint64_t traced = t->last_h + (e->stop_est > e->cu_ns ? e->stop_est - e->cu_ns : 0);
 
 		t->span_traced += traced;
 		read = !t->last_wall || ++t->since_read >= SUSPEND_READ_EVERY ||
@@ -264,11 +279,18 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 	}
 	if (read && e->need_cpu)
 		cpu = shadow_read_cpu(t);
+	/* the round trip that ends here, from calltrace's PTRACE_CONT (wall) or from the
+	 * previous stop's clock read (CPU), for shadow_trip() */
+	if (e->clock_cpu)
+		t->rt_ns = t->stops && t->last_cpu && cpu > t->last_cpu ? cpu - t->last_cpu : 0;
+	else
+		t->rt_ns = t->h_end && wall > t->h_end ? wall - t->h_end : 0;
 	t->stops++;
 	t->now = e->clock_cpu ? cpu : wall;
 	if (e->compensate)
 		t->kcost += kernel_part(e, t, wall, cpu);
 	t->vnow = virtual_now(e, t);
+	t->raw = raw_now(e, t);
 	t->prev_wall = wall;
 	if (!read)
 		return;
@@ -279,6 +301,121 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 	t->read_vnow = t->vnow;
 	t->span_traced = 0;
 	t->since_read = 0;
+}
+
+/* ---- the cost of a stop, measured in the run ------------------------------------
+ * What a stop costs the program's time line moves with the machine's state: on the
+ * VMs calltrace is developed on, by a microsecond (a fifth) between runs and between
+ * phases of one run, while the calibration at start-up sees one moment. So the run
+ * measures it itself. Round trips (from calltrace's PTRACE_CONT to the thread's next
+ * stop) are summed by their two sites; a sample of each pair is checked against the
+ * code (engine_short_trip: at most 16 instructions, no loop, no untraced call). The
+ * mean round trip of the pairs whose samples all ran next to nothing is the cost of a
+ * stop as it was in this run, with its slow phases and its tail: the mean, not a
+ * percentile, because the times are sums. */
+#define TRIP_SLOTS 1024         /* site pairs followed; a pair past 3/4 full is not */
+#define TRIP_SAMPLES 8          /* samples checked per pair */
+#define TRIP_MIN_SAMPLES 4      /* ... of which a pair must have had at least this many */
+#define TRIP_MIN_PAIR 64        /* round trips a pair needs to count */
+#define TRIP_MIN 1000           /* round trips needed in all, else the calibration */
+
+static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
+{
+	size_t i;
+
+	if (!e->trips) {
+		e->trips = xcalloc(TRIP_SLOTS, sizeof(*e->trips));
+		e->nr_trip_slots = TRIP_SLOTS;
+	}
+	i = (size_t)(((from * 0x9e3779b97f4a7c15ull) ^ to) * 0xc2b2ae3d27d4eb4full >> 40) &
+	    (TRIP_SLOTS - 1);
+	for (;; i = (i + 1) & (TRIP_SLOTS - 1)) {
+		struct trip_key *k = &e->trips[i];
+
+		if (k->from == from && k->to == to)
+			return k;
+		if (!k->from) {
+			if (e->nr_trips >= TRIP_SLOTS * 3 / 4)
+				return NULL;
+			e->nr_trips++;
+			k->from = from;
+			k->to = to;
+			return k;
+		}
+	}
+}
+
+uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips)
+{
+	uint64_t n = 0, sum = 0;
+
+	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
+		const struct trip_key *k = &e->trips[i];
+
+		if (k->from && k->n > 100)
+			msg_debug("trip %#llx -> %#llx: %llu, mean %llu ns, %u of %u samples short",
+				  (unsigned long long)k->from, (unsigned long long)k->to,
+				  (unsigned long long)k->n, (unsigned long long)(k->sum_ns / k->n),
+				  k->proven, k->tried);
+		if (k->from && k->tried >= TRIP_MIN_SAMPLES && k->proven == k->tried &&
+		    k->n >= TRIP_MIN_PAIR) {
+			n += k->n;
+			sum += k->sum_ns;
+		}
+	}
+	*nr_trips = n >= TRIP_MIN ? n : 0;
+	if (n >= TRIP_MIN)
+		return sum / n;
+	return e->clock_cpu ? e->cu_ns : e->ck_ns;
+}
+
+void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t rip,
+		 uint64_t rsp)
+{
+	if (!e->compensate)
+		return;
+	if (t->trip_from && t->trip_no + 1 == t->stops && t->rt_ns) {
+		struct trip_key *k = trip_get(e, t->trip_from, rip);
+		/* Far above a stop's cost, the thread was preempted or blocked: with the
+		 * wall clock, from the point where such a wait goes to 'suspend' (and so out
+		 * of the times the cost is taken from). */
+		uint64_t cap = e->clock_cpu ? 8 * e->cu_cal : SUSPEND_MIN_NS(e);
+
+		if (k && (!cap || t->rt_ns <= cap)) {
+			k->n++;
+			k->sum_ns += t->rt_ns;
+		}
+		if (k && t->probe_start && k->tried < TRIP_SAMPLES && k->proven == k->tried) {
+			uint64_t call_end = 0;
+
+			k->tried++;
+			/* an entry reached by a call: the call ends at its return address */
+			if ((b->kind != BP_ENTRY || mem_read(t->proc, rsp, &call_end, 8) == 0) &&
+			    engine_short_trip(e, t->proc, t->probe_start, call_end))
+				k->proven++;
+		}
+		if ((++e->trips_seen & 511) == 0) {
+			uint64_t nr;
+
+			e->stop_est = shadow_stop_cost(e, &nr);
+		}
+	}
+	t->probe_start = 0;
+	t->trip_from = rip;
+	t->trip_no = t->stops;
+	if (t->probe_in) {
+		t->probe_in--;
+		return;
+	}
+	/* sample the round trip that starts here: where the thread goes on. The gap to
+	 * the next sample varies, so that a loop of an even number of stops does not
+	 * have the same stop sampled every time. */
+	t->probe_in = (unsigned)((e->trips_seen * 0x9e3779b97f4a7c15ull) >> 60) +
+		      (e->trips_seen < 65536 ? 8 : 1016);
+	if (b->kind == BP_ENTRY)
+		t->probe_start = b->mod->sym->funcs[b->func].addr + b->mod->bias;
+	else if (mem_read(t->proc, rsp, &t->probe_start, 8) < 0)
+		t->probe_start = 0;
 }
 
 /* Close the frames the stack has unwound past: slot < rsp, or slot <= rsp when
@@ -314,7 +451,7 @@ static struct frame *frame_push(struct task *t, uint64_t rsp)
 	f = &t->stack[t->depth++];
 	f->slot = rsp;
 	f->stops_entry = t->stops;
-	f->entry_ts = t->vnow;
+	f->entry_ts = t->raw;
 	f->child_ns = 0;
 	f->node = NULL;
 	f->region = (int8_t)r;
@@ -328,6 +465,7 @@ void shadow_close_all(struct engine *e, struct task *t, uint64_t ts)
 	if (t->depth) {
 		t->now = e->clock_cpu ? (e->need_cpu ? shadow_read_cpu(t) : t->now) : ts;
 		t->vnow = virtual_now(e, t);
+		t->raw = raw_now(e, t);
 	}
 	while (t->depth)
 		frame_close(e, t);
@@ -386,7 +524,8 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 				t->ct->spawned_as = m->ids[b->func];
 				t->ct->spawned_arg = arg0;
 			}
-			f->node = ctree_enter(e->p, t->ct, parent, m->ids[b->func], t->vnow);
+			f->node = ctree_enter_at(e->p, t->ct, parent, m->ids[b->func], t->raw,
+						 t->stops);
 			e->st->recorded++;
 		}
 	}
@@ -427,6 +566,8 @@ void shadow_copy(struct engine *e, struct task *c, const struct task *parent)
 	c->hsum = parent->hsum;
 	c->now = parent->now;
 	c->vnow = parent->vnow;
+	c->raw = parent->raw;
+	c->trip_from = 0;
 	memcpy(c->regions, parent->regions, sizeof(c->regions));
 	c->nr_regions = parent->nr_regions;
 	c->home = parent->home;

@@ -780,3 +780,143 @@ const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t
 	out->code_len = (uint8_t)bl;
 	return NULL;
 }
+
+/* ---- short paths --------------------------------------------------------------- */
+
+#define SHORT_PATH_ONSTACK 64     /* paths up to this long need no allocation */
+
+/* A branch arm still to walk: its first instruction and the path length before it. */
+struct short_pend {
+	uint64_t addr;
+	unsigned int depth;
+};
+
+static bool short_stops(insn_stops_fn stops, void *arg, uint64_t target)
+{
+	return stops && stops(target, arg);
+}
+
+/* Depth-first walk with an explicit stack: path[] holds the addresses of the current
+ * path, pend[] the jcc arms not yet walked. Pending arms have strictly increasing depth
+ * (each is pushed below the path it was found on), so both need one slot more than the
+ * longest path: min(max_insns, len). 1 proven, 0 not. */
+static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
+		      uint64_t code_addr, uint64_t start, uint64_t call_end,
+		      unsigned int max_insns, insn_stops_fn stops, void *arg, uint64_t *path,
+		      struct short_pend *pend)
+{
+	uint64_t budget = 4 * (uint64_t)max_insns, decoded = 0;
+	unsigned int npend = 0, n, i;
+	struct insn_info info;
+	bool reached = false;
+	uint64_t a;
+
+	pend[npend++] = (struct short_pend){ .addr = start, .depth = 0 };
+	while (npend > 0) {
+		npend--;
+		a = pend[npend].addr;
+		n = pend[npend].depth;
+		for (;;) {
+			uint64_t off = a - code_addr;
+
+			if (n >= max_insns || decoded++ >= budget)
+				return 0;
+			/* off wraps for a < code_addr: one test covers both ends */
+			if (off >= len)
+				return 0;
+			for (i = 0; i < n; i++)
+				if (path[i] == a)
+					return 0;       /* a loop */
+			/* only the bytes left are offered: an instruction cut by the end of
+			 * @code does not decode */
+			if (decode_one(d, code + off, len - off, a) < 0)
+				return 0;
+			fill_info(d->insn, &info);
+			path[n++] = a;
+
+			switch (info.kind) {
+			case INSN_NOP:
+				a += info.len;
+				continue;
+			case INSN_OTHER:
+				/* classify() lets syscall run (it is fine in an XOL slot), but
+				 * the kernel's time is not next to nothing */
+				if (d->insn->id == X86_INS_SYSCALL)
+					return 0;
+				a += info.len;
+				continue;
+			case INSN_JCC:
+				/* a taken arm into a traced entry is a conditional tail call
+				 * that would have stopped there: not walked */
+				if (!short_stops(stops, arg, info.target))
+					pend[npend++] = (struct short_pend){
+						.addr = info.target, .depth = n };
+				a += info.len;
+				continue;
+			case INSN_JMP:
+				if (short_stops(stops, arg, info.target))
+					break;          /* would have stopped elsewhere */
+				a = info.target;
+				continue;
+			case INSN_CALL:
+				if (call_end && a + info.len == call_end) {
+					reached = true;
+					break;
+				}
+				if (short_stops(stops, arg, info.target))
+					break;
+				return 0;               /* runs an untraced callee */
+			case INSN_CALL_IND:
+				/* through a pointer to the traced entry that stopped next */
+				if (call_end && a + info.len == call_end) {
+					reached = true;
+					break;
+				}
+				return 0;
+			case INSN_RET:
+				if (call_end)
+					return 0;
+				reached = true;
+				break;
+			default:                        /* indirect jmp, loop, trap */
+				return 0;
+			}
+			break;                          /* this path ended well */
+		}
+	}
+	return reached;
+}
+
+int insn_short_path(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t code_addr,
+		    uint64_t start, uint64_t call_end, unsigned max_insns, insn_stops_fn stops,
+		    void *arg)
+{
+	uint64_t path_buf[SHORT_PATH_ONSTACK + 1];
+	struct short_pend pend_buf[SHORT_PATH_ONSTACK + 1];
+	uint64_t *path = path_buf;
+	struct short_pend *pend = pend_buf;
+	size_t slots = max_insns;
+	int rc;
+
+	if (!d || !code || len == 0 || max_insns == 0)
+		return 0;
+	/* the addresses on a path are distinct and inside @code: never more than len */
+	if (slots > len)
+		slots = len;
+	if (slots > SHORT_PATH_ONSTACK) {
+		path = calloc(slots + 1, sizeof(*path));
+		pend = calloc(slots + 1, sizeof(*pend));
+		if (!path || !pend) {
+			free(path);
+			free(pend);
+			return 0;
+		}
+	}
+	rc = short_walk(d, code, len, code_addr, start, call_end, max_insns, stops, arg, path,
+			pend);
+	if (path != path_buf) {
+		free(path);
+		free(pend);
+	}
+	return rc;
+}

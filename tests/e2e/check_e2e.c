@@ -423,7 +423,7 @@ START_TEST(deep_recursion_reports)
 	char *argv[] = { CT_CALLTRACE, "-q", "--format", "json,folded,fprof,svg,callgrind", "-o",
 			 base, FIX("deep"), NULL };
 	char *rep[] = { CT_CALLTRACE, "report", path, "--format", "folded", "-o", base, NULL };
-	size_t len = 0, lines = 0, deeper = 0;
+	size_t len = 0, lines = 0, deeper = 0, waits = 0;
 	json_object *root;
 	struct run r;
 	char *text;
@@ -449,9 +449,12 @@ START_TEST(deep_recursion_reports)
 		*end = 0;
 		lines++;
 		deeper += strstr(line, ";[deeper] ") != NULL;
+		waits += strstr(line, ";suspend ") != NULL;
 	}
 	ck_assert_msg(deeper == 1, "%zu lines with a [deeper] frame", deeper);
-	ck_assert_msg(lines <= 1030, "%zu folded lines", lines);
+	/* one line at most per depth up to 1024, [deeper] for the rest; a wait (suspend:
+	 * the VM's steal time, say) may add a line anywhere */
+	ck_assert_msg(lines - waits <= 1025, "%zu folded lines (%zu of suspend)", lines, waits);
 	free(text);
 	/* the saved profile renders again */
 	snprintf(path, sizeof(path), "%s.json", base);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* check_insn.c - unit tests for src/insn: classification, breakpoint-site plans, body
- * scans and detours (movable instructions, entry regions, blocks), all on canned x86-64
- * byte strings. Expected XOL bytes are worked out by hand in
+ * scans, detours (movable instructions, entry regions, blocks) and short-path proofs, all
+ * on canned x86-64 byte strings. Expected XOL bytes are worked out by hand in
  * the comments. Unless a test says otherwise the site is at ADDR = 0x401000 and its XOL
  * slot at SLOT = 0x400000, so a re-based displacement grows by ADDR - SLOT = 0x1000 and
  * the 'jmp rel32' back after a copied L-byte instruction is always
@@ -1812,6 +1812,374 @@ START_TEST(exec_detour_riprel_ret)
 }
 END_TEST
 
+/* ---- short paths: unless a test says otherwise, start and code[0] are at ADDR ---- */
+
+/* The traced entries a stops() callback knows, and how often it was asked. */
+struct traced {
+	uint64_t entry[4];
+	int nr;
+	int asked;
+};
+
+static bool traced_stops(uint64_t target, void *arg)
+{
+	struct traced *tr = arg;
+	int i;
+
+	tr->asked++;
+	for (i = 0; i < tr->nr; i++)
+		if (tr->entry[i] == target)
+			return true;
+	return false;
+}
+
+static int short_path(const uint8_t *code, size_t len, uint64_t call_end, unsigned max,
+		      struct traced *tr)
+{
+	return insn_short_path(dec, code, len, ADDR, ADDR, call_end, max, traced_stops, tr);
+}
+
+/* The ladder: back from a traced callee (start = its return address), count down and
+ * call it again, or fall out of the loop into a call to something else:
+ *   0x401000: 83 eb 01        sub $1,%ebx
+ *   0x401003: 75 05           jne 0x40100a
+ *   0x401005: e8 f6 0f 00 00  call G = 0x40100a + 0xff6 = 0x402000
+ *   0x40100a: e8 f1 ef ff ff  call F = 0x40100f - 0x100f = 0x400000, ends at call_end */
+static const uint8_t ladder[] = {
+	0x83, 0xeb, 0x01, 0x75, 0x05, 0xe8, 0xf6, 0x0f, 0x00, 0x00,
+	0xe8, 0xf1, 0xef, 0xff, 0xff,
+};
+
+START_TEST(short_ladder_traced)
+{
+	struct traced tr = { { 0x400000, 0x402000 }, 2, 0 };
+
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
+	ck_assert_int_gt(tr.asked, 0);
+	/* F itself need not be known: the call ending at call_end is the stop */
+	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
+	/* sub, jne, call: 3 on the longest path */
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 3, &tr), 1);
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 2, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_ladder_untraced)
+{
+	struct traced tr = { { 0x400000 }, 1, 0 };
+
+	/* out of the loop, call G runs an untraced function: not short */
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 0);
+	/* call_end elsewhere: neither call is the stop */
+	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x401010, 16, &tr), 0);
+	/* a ret expected instead: no path reaches one */
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_ladder_window)
+{
+	struct traced tr = { { 0x400000, 0x402000 }, 2, 0 };
+	/* The loop laid out the usual way round: the call sits just before start, and
+	 * the window begins with it:
+	 *   0x400ffb: e8 00 f0 ff ff  call F = 0x401000 - 0x1000 = 0x400000, ends at start
+	 *   0x401000: 83 eb 01        sub $1,%ebx             <- start = call_end
+	 *   0x401003: 75 f6           jne 0x400ffb (0x401005 - 10)
+	 *   0x401005: e8 f6 0f 00 00  call G = 0x40100a + 0xff6 = 0x402000 */
+	static const uint8_t code[] = {
+		0xe8, 0x00, 0xf0, 0xff, 0xff, 0x83, 0xeb, 0x01, 0x75, 0xf6,
+		0xe8, 0xf6, 0x0f, 0x00, 0x00,
+	};
+	uint64_t code_addr = ADDR - 5;
+
+	ck_assert_int_eq(insn_short_path(dec, code, sizeof(code), code_addr, ADDR, ADDR, 16,
+					 traced_stops, &tr), 1);
+	/* G untraced */
+	tr = (struct traced){ { 0x400000 }, 1, 0 };
+	ck_assert_int_eq(insn_short_path(dec, code, sizeof(code), code_addr, ADDR, ADDR, 16,
+					 traced_stops, &tr), 0);
+	/* a window that begins at start: jne leads out of it */
+	tr = (struct traced){ { 0x400000, 0x402000 }, 2, 0 };
+	ck_assert_int_eq(insn_short_path(dec, code + 5, sizeof(code) - 5, ADDR, ADDR, ADDR, 16,
+					 traced_stops, &tr), 0);
+	/* start outside the window, before or after it */
+	ck_assert_int_eq(insn_short_path(dec, code + 5, sizeof(code) - 5, ADDR, code_addr, ADDR,
+					 16, traced_stops, &tr), 0);
+	ck_assert_int_eq(insn_short_path(dec, code, 5, code_addr, ADDR, ADDR, 16, traced_stops,
+					 &tr), 0);
+}
+END_TEST
+
+START_TEST(short_ret)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+	/* mov %rdi,%rax; add $1,%rax; ret */
+	static const uint8_t code[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xc3 };
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 3, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 2, &tr), 0);
+	/* a call expected: the ret leaves without one */
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 0x100, 16, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + sizeof(code), 16, &tr), 0);
+	/* ret $8, rep ret */
+	ck_assert_int_eq(short_path(B(0x5d, 0xc2, 0x08, 0x00), 0, 16, &tr), 1);
+	ck_assert_int_eq(short_path(B(0x5d, 0xf3, 0xc3), 0, 16, &tr), 1);
+	ck_assert_int_eq(tr.asked, 0);
+}
+END_TEST
+
+START_TEST(short_loop)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* 0x401000: 31 c0  xor %eax,%eax
+	 * 0x401002: ff c9  dec %ecx
+	 * 0x401004: 75 fc  jne 0x401002
+	 * 0x401006: c3     ret */
+	ck_assert_int_eq(short_path(B(0x31, 0xc0, 0xff, 0xc9, 0x75, 0xfc, 0xc3), 0, 16, &tr), 0);
+	/* the same with jne 0x401006 (75 00): both arms end at the ret */
+	ck_assert_int_eq(short_path(B(0x31, 0xc0, 0xff, 0xc9, 0x75, 0x00, 0xc3), 0, 16, &tr), 1);
+	/* nop; jmp 0x401000 (eb fd); and jmp . (eb fe) */
+	ck_assert_int_eq(short_path(B(0x90, 0xeb, 0xfd, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xeb, 0xfe, 0xc3), 0, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_loop_insns)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* loop 0x401002 / jrcxz 0x401002, then ret: both ways end at the ret, still no */
+	ck_assert_int_eq(short_path(B(0xe2, 0x00, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xe3, 0x00, 0xc3), 0, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_indirect)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* jmp *%rax; jmp *0x10(%rip) */
+	ck_assert_int_eq(short_path(B(0xff, 0xe0), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xff, 0xe0), ADDR + 2, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xff, 0x25, 0x10, 0x00, 0x00, 0x00), 0, 16, &tr), 0);
+	/* nop; call *%rax (ends at ADDR + 3): the stop only if call_end is there */
+	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0), ADDR + 3, 16, &tr), 1);
+	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0, 0xc3), ADDR + 4, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0, 0xc3), 0, 16, &tr), 0);
+	/* call *0x10(%rip), 6 bytes */
+	ck_assert_int_eq(short_path(B(0xff, 0x15, 0x10, 0x00, 0x00, 0x00), ADDR + 6, 16, &tr),
+			 1);
+	ck_assert_int_eq(short_path(B(0xff, 0x15, 0x10, 0x00, 0x00, 0x00), ADDR + 5, 16, &tr),
+			 0);
+	ck_assert_int_eq(tr.asked, 0);
+}
+END_TEST
+
+START_TEST(short_direct_call)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+	/* nop; call 0x402000 (0x402000 - 0x401006 = 0xffa); ret */
+	static const uint8_t code[] = { 0x90, 0xe8, 0xfa, 0x0f, 0x00, 0x00, 0xc3 };
+
+	/* the call ending at call_end is the stop, whatever it calls */
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 6, 16, &tr), 1);
+	/* an untraced call on the way to the ret, or to another call_end */
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 7, 16, &tr), 0);
+	/* a traced callee would have stopped there: pruned, but nothing else reaches */
+	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
+	ck_assert_int_eq(tr.asked, 1);
+}
+END_TEST
+
+START_TEST(short_syscall)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* mov $39,%eax; syscall; ret, and the same without the syscall */
+	ck_assert_int_eq(short_path(B(0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xc3), 0, 16,
+				    &tr), 0);
+	ck_assert_int_eq(short_path(B(0xb8, 0x27, 0x00, 0x00, 0x00, 0xc3), 0, 16, &tr), 1);
+	/* sysenter; int $0x80 */
+	ck_assert_int_eq(short_path(B(0x0f, 0x34, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xcd, 0x80, 0xc3), 0, 16, &tr), 0);
+	/* on one arm only: test %edi,%edi; je 0x401006; syscall; ret */
+	ck_assert_int_eq(short_path(B(0x85, 0xff, 0x74, 0x02, 0x0f, 0x05, 0xc3), 0, 16, &tr),
+			 0);
+}
+END_TEST
+
+START_TEST(short_traps)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* int3; ret / ud2; ret / hlt; ret / nop; int3 before a call at call_end */
+	ck_assert_int_eq(short_path(B(0xcc, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x0f, 0x0b, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xf4, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x90, 0xcc, 0xff, 0xd0), ADDR + 4, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x90, 0x90, 0xff, 0xd0), ADDR + 4, 16, &tr), 1);
+}
+END_TEST
+
+START_TEST(short_max_insns)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+	/* 5 nops, ret: 6 instructions */
+	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3 };
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 6, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 5, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 0, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 100000, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, ~0u, &tr), 1);
+}
+END_TEST
+
+START_TEST(short_long_path)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+	uint8_t code[101];
+
+	/* 100 nops, ret: more than fits the walk's on-stack buffers */
+	memset(code, 0x90, sizeof(code));
+	code[100] = 0xc3;
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 101, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 100, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 1000, &tr), 1);
+	/* jmp . at the end instead: a loop found on a long path */
+	code[99] = 0xeb;
+	code[100] = 0xfe;
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 1000, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_diamond)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+	/* 0x401000: 85 ff           test %edi,%edi
+	 * 0x401002: 74 07           je 0x40100b
+	 * 0x401004: b8 01 00 00 00  mov $1,%eax
+	 * 0x401009: eb 05           jmp 0x401010
+	 * 0x40100b: b8 02 00 00 00  mov $2,%eax
+	 * 0x401010: c3              ret           (both arms join here) */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x07, 0xb8, 0x01, 0x00, 0x00, 0x00, 0xeb, 0x05,
+		0xb8, 0x02, 0x00, 0x00, 0x00, 0xc3,
+	};
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 1);
+	/* the fall-through arm is 5 long: test, je, mov, jmp, ret */
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 5, &tr), 1);
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 4, &tr), 0);
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 0x100, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_budget)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* je .+2 n times, then ret: 2^n paths of n + 1 instructions, joins walked again.
+	 * n = 3: 1 + 2 + 4 + 8 = 15 decoded, within 4 * 5; n = 4: 31, past 20. */
+	ck_assert_int_eq(short_path(B(0x74, 0x00, 0x74, 0x00, 0x74, 0x00, 0xc3), 0, 5, &tr), 1);
+	ck_assert_int_eq(short_path(B(0x74, 0x00, 0x74, 0x00, 0x74, 0x00, 0x74, 0x00, 0xc3), 0,
+				    5, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_tail_jmp)
+{
+	struct traced tr = { { 0x403000 }, 1, 0 };
+	/* 0x401000: 85 ff           test %edi,%edi
+	 * 0x401002: 74 05           je 0x401009
+	 * 0x401004: e8 f7 ef ff ff  call 0x400000 (0x401009 - 0x1009), ends at call_end
+	 * 0x401009: e9 f2 1f 00 00  jmp 0x403000 (0x40100e + 0x1ff2): a tail call */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x05, 0xe8, 0xf7, 0xef, 0xff, 0xff,
+		0xe9, 0xf2, 0x1f, 0x00, 0x00,
+	};
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0x401009, 16, &tr), 1);
+	ck_assert_int_gt(tr.asked, 0);
+	/* an untraced tail call leaves the code: not proven */
+	tr = (struct traced){ { 0x400000 }, 1, 0 };
+	ck_assert_int_eq(short_path(code, sizeof(code), 0x401009, 16, &tr), 0);
+	/* a traced tail call alone reaches no stop: jmp 0x403000 (0x401005 + 0x1ffb) */
+	tr = (struct traced){ { 0x403000 }, 1, 0 };
+	ck_assert_int_eq(short_path(B(0xe9, 0xfb, 0x1f, 0x00, 0x00), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xe9, 0xfb, 0x1f, 0x00, 0x00), ADDR + 5, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_jcc_to_traced)
+{
+	struct traced tr = { { 0x403000 }, 1, 0 };
+	/* je 0x403000 (0x401006 + 0x1ffa): a conditional tail call; ret */
+	static const uint8_t code[] = { 0x0f, 0x84, 0xfa, 0x1f, 0x00, 0x00, 0xc3 };
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 1);
+	tr.nr = 0;
+	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_past_len)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* nop; nop and no end */
+	ck_assert_int_eq(short_path(B(0x90, 0x90), 0, 16, &tr), 0);
+	/* nop; call rel32 cut after 2 bytes of its displacement */
+	ck_assert_int_eq(short_path(B(0x90, 0xe8, 0x00, 0x01), ADDR + 6, 16, &tr), 0);
+	/* jmp 0x401012 past the end; jmp 0x400ffe before the start */
+	ck_assert_int_eq(short_path(B(0xeb, 0x10, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xeb, 0xfc, 0xc3), 0, 16, &tr), 0);
+	/* je 0x401005 (just past the end) on one arm only: 74 02; nop; ret */
+	ck_assert_int_eq(short_path(B(0x74, 0x02, 0x90, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x74, 0x01, 0x90, 0xc3), 0, 16, &tr), 1);
+	ck_assert_int_eq(insn_short_path(dec, NULL, 0, ADDR, ADDR, 0, 16, traced_stops, &tr), 0);
+	ck_assert_int_eq(insn_short_path(dec, B(0xc3), ADDR, ADDR, 0, 16, traced_stops, &tr), 1);
+	ck_assert_int_eq(insn_short_path(dec, (const uint8_t[]){ 0xc3 }, 0, ADDR, ADDR, 0, 16,
+					 traced_stops, &tr), 0);
+}
+END_TEST
+
+START_TEST(short_bad_byte)
+{
+	struct traced tr = { { 0 }, 0, 0 };
+
+	/* nop; (06: push %es, invalid in 64-bit mode); ret */
+	ck_assert_int_eq(short_path(B(0x90, 0x06, 0xc3), 0, 16, &tr), 0);
+	/* on the fall-through arm of je 0x401003 only */
+	ck_assert_int_eq(short_path(B(0x74, 0x01, 0x06, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x74, 0x01, 0x90, 0xc3), 0, 16, &tr), 1);
+}
+END_TEST
+
+START_TEST(short_stops_null)
+{
+	/* no stops(): nothing is traced */
+	ck_assert_int_eq(insn_short_path(dec, B(0x5d, 0xc3), ADDR, ADDR, 0, 16, NULL, NULL),
+			 1);
+	ck_assert_int_eq(insn_short_path(dec, ladder, sizeof(ladder), ADDR, ADDR, 0x40100f, 16,
+					 NULL, NULL), 0);
+	/* the call at call_end, through a pointer or direct (the ladder's call F) */
+	ck_assert_int_eq(insn_short_path(dec, B(0xff, 0xd0), ADDR, ADDR, ADDR + 2, 16, NULL,
+					 NULL), 1);
+	ck_assert_int_eq(insn_short_path(dec, ladder + 10, 5, ADDR, ADDR, ADDR + 5, 16, NULL,
+					 NULL), 1);
+	/* jmp 0x403000: untraced, out of the code */
+	ck_assert_int_eq(insn_short_path(dec, B(0xe9, 0xfb, 0x1f, 0x00, 0x00), ADDR, ADDR, 0,
+					 16, NULL, NULL), 0);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -1932,6 +2300,27 @@ static Suite *insn_suite(void)
 	tcase_add_test(tc, exec_detour_entry);
 	tcase_add_test(tc, exec_detour_exit);
 	tcase_add_test(tc, exec_detour_riprel_ret);
+
+	tc = tcase(s, "short_path");
+	tcase_add_test(tc, short_ladder_traced);
+	tcase_add_test(tc, short_ladder_untraced);
+	tcase_add_test(tc, short_ladder_window);
+	tcase_add_test(tc, short_ret);
+	tcase_add_test(tc, short_loop);
+	tcase_add_test(tc, short_loop_insns);
+	tcase_add_test(tc, short_indirect);
+	tcase_add_test(tc, short_direct_call);
+	tcase_add_test(tc, short_syscall);
+	tcase_add_test(tc, short_traps);
+	tcase_add_test(tc, short_max_insns);
+	tcase_add_test(tc, short_long_path);
+	tcase_add_test(tc, short_diamond);
+	tcase_add_test(tc, short_budget);
+	tcase_add_test(tc, short_tail_jmp);
+	tcase_add_test(tc, short_jcc_to_traced);
+	tcase_add_test(tc, short_past_len);
+	tcase_add_test(tc, short_bad_byte);
+	tcase_add_test(tc, short_stops_null);
 	return s;
 }
 

@@ -653,21 +653,30 @@ END_TEST
 
 /* ------------------------------------------------------------------ compensation */
 
-/* Times start at T0, so the compensated time line (the clock less the cost of the
- * stops so far, clamped at 0) never reaches 0 in these tests. */
+/* Times start at T0. The nodes hold raw times (the clock less calltrace's handling)
+ * and the number of stop costs in them until the run is over; then the engine takes
+ * the per-stop cost out of them all (shadow_stop_cost(), profile_compensate()). */
 #define T0 1000000ull
 
 static void compensate(void)
 {
 	e.compensate = true;
-	e.ck_ns = 1000;
+	e.ck_ns = e.stop_est = 1000;
 	hstep = 500;
+}
+
+/* The end of the run, as engine_run() does it. */
+static void finish(void)
+{
+	uint64_t nr;
+
+	profile_compensate(e.p, shadow_stop_cost(&e, &nr));
 }
 
 /* Each stop costs the thread ck = 1000 ns of kernel time plus calltrace's handling,
  * 500 ns, added to hsum after the stop (engine.c). A call with k stops inside is
  * charged (k + 1) kernel parts and the handling of its entry stop and of the k stops:
- * ACC = raw - (k + 1) * 1000 - (k + 1) * 500 (shadow.c, virtual_now()).
+ * ACC = raw - (k + 1) * 1000 - (k + 1) * 500.
  *   T0 main; +10000 a; +12000 b; +15000 ret b; +20000 ret a; +30000 ret main.
  * b: k 0: 3000 - 1500 = 1500, own 1500.
  * a: k 2: 10000 - 3 * 1500 = 5500, own 5500 - 1500 = 4000.
@@ -682,22 +691,31 @@ START_TEST(compensation)
 	ret(S(1), T0 + 20000);
 	ret(S0, T0 + 30000);
 
+	/* before the end: raw times (handling out) and the stops they hold */
+	ck_assert_uint_eq(NODE(F_MAIN, F_A, F_B)->acc_ns, 2500);
+	ck_assert_uint_eq(NODE(F_MAIN, F_A, F_B)->acc_stops, 1);
+	ck_assert_uint_eq(NODE(F_MAIN)->acc_ns, 27500);
+	ck_assert_uint_eq(NODE(F_MAIN)->acc_stops, 5);
+	/* latencies are compensated at once, with the estimate of the time */
+	ck_assert_uint_eq(e.p->funcs[ids[F_B]].hist->max_ns, 1500);
+	finish();
 	ASSERT_NODE(NODE(F_MAIN), 1, 17000, 22500);
 	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 4000, 5500);
 	ASSERT_NODE(NODE(F_MAIN, F_A, F_B), 1, 1500, 1500);
+	ck_assert_uint_eq(NODE(F_MAIN)->acc_stops, 0);
 	/* the thread's span is on the same time line: 22500 from main's entry to its exit */
+	ck_assert_uint_eq(t.ct->last_ts - t.ct->first_ts, 22500);
+	/* a second time changes nothing */
+	finish();
+	ASSERT_NODE(NODE(F_MAIN), 1, 17000, 22500);
 	ck_assert_uint_eq(t.ct->last_ts - t.ct->first_ts, 22500);
 }
 END_TEST
 
-/* Stops that record nothing (a BP_PATCH loop stop: shadow_stop only) still count, and
- * the time line never steps back (virtual_now()): a stop sooner than its cost holds it
- * where it was, and the cost not subtracted there is subtracted later, the total being
- * cumulative.
- * T0 main (v = T0 - 1000); +1000 a (v would be T0 - 1500: held at T0 - 1000); the
- * patch stops at +2000..+4000 hold it too; +11000 ret a: v = T0 + 11000 - 6 * 1000 -
- * 5 * 500 = T0 + 2500: a 3500; +20000 ret main: v = T0 + 20000 - 7000 - 3000 =
- * T0 + 10000: main 11000, own 7500. */
+/* Stops that record nothing (a BP_PATCH loop stop: shadow_stop only) still count.
+ * T0 main; +1000 a; patch stops at +2000..+4000; +11000 ret a: raw 10000 less 4
+ * handlings = 8000, 4 stops: a 4000; +20000 ret main: raw 20000 - 6 * 500 = 17000,
+ * 6 stops: main 11000, own 7000. */
 START_TEST(compensation_plain_stops)
 {
 	compensate();
@@ -709,9 +727,10 @@ START_TEST(compensation_plain_stops)
 	}
 	ret(S(1), T0 + 11000);
 	ret(S0, T0 + 20000);
+	finish();
 
-	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 3500, 3500);
-	ASSERT_NODE(NODE(F_MAIN), 1, 7500, 11000);
+	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 4000, 4000);
+	ASSERT_NODE(NODE(F_MAIN), 1, 7000, 11000);
 }
 END_TEST
 
@@ -725,6 +744,7 @@ START_TEST(compensation_clamps)
 	call(F_LEAF, S(1), T0 + 10000);
 	ret(S(1), T0 + 10100);
 	ret(S0, T0 + 20000);
+	finish();
 
 	ASSERT_NODE(NODE(F_MAIN, F_LEAF), 1, 0, 0);
 	ASSERT_NODE(NODE(F_MAIN), 1, 15500, 15500);
@@ -733,24 +753,49 @@ START_TEST(compensation_clamps)
 END_TEST
 
 /* A parent entered just before its child and left just after it spans two stops more
- * than the child. With a time line that never steps back, the parent's ACC can never
- * be below the child's: OWN is 0, never negative or wrapped.
- * T0 main (v T0 - 1000); +100 a and +101 b (held at T0 - 1000); +5000 ret b: v =
- * T0 + 5000 - 4000 - 1500 = T0 - 500: b 500; +5001 ret a (held): a 500, own 0;
- * +10000 ret main: v = T0 + 10000 - 6000 - 2500 = T0 + 1500: main 2500, own 2000. */
+ * than the child, so its compensated ACC can come out below the child's (the noise of
+ * the stops' cost). It is raised to its callees' sum: OWN 0, never negative or
+ * wrapped, and the parent's own parent sees the raised value.
+ * No handling; ck 1000. T0 main; +100 a; +101 b; +5000 ret b; +5001 ret a;
+ * +10000 ret main.
+ * b: 4899 - 1000 = 3899. a: 4901 - 3 * 1000 = 1901 < 3899: ACC 3899, OWN 0.
+ * main: 10000 - 5 * 1000 = 5000, OWN 5000 - 3899 = 1101. */
 START_TEST(compensation_own_clamps)
 {
-	compensate();
+	e.compensate = true;
+	e.ck_ns = 1000;
 	call(F_MAIN, S0, T0);
 	call(F_A, S(1), T0 + 100);
 	call(F_B, S(2), T0 + 101);
 	ret(S(2), T0 + 5000);
 	ret(S(1), T0 + 5001);
 	ret(S0, T0 + 10000);
+	finish();
 
-	ASSERT_NODE(NODE(F_MAIN, F_A, F_B), 1, 500, 500);
-	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 0, 500);
-	ASSERT_NODE(NODE(F_MAIN), 1, 2000, 2500);
+	ASSERT_NODE(NODE(F_MAIN, F_A, F_B), 1, 3899, 3899);
+	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 0, 3899);
+	ASSERT_NODE(NODE(F_MAIN), 1, 1101, 5000);
+}
+END_TEST
+
+/* The raise goes up to the root: a main whose calls leave it less than nothing gets
+ * OWN 0 and the ACC of its callees, and the thread's span is never below that.
+ * ck 1000. T0 main; +10 a; +3010 ret a; +3020 ret main.
+ * a: 3000 - 1000 = 2000. main: 3020 - 3 * 1000 = 20 < 2000: ACC 2000, OWN 0;
+ * span: 20 -> 2000. */
+START_TEST(compensation_raise_to_root)
+{
+	e.compensate = true;
+	e.ck_ns = 1000;
+	call(F_MAIN, S0, T0);
+	call(F_A, S(1), T0 + 10);
+	ret(S(1), T0 + 3010);
+	ret(S0, T0 + 3020);
+	finish();
+
+	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 2000, 2000);
+	ASSERT_NODE(NODE(F_MAIN), 1, 0, 2000);
+	ck_assert_uint_eq(t.ct->last_ts - t.ct->first_ts, 2000);
 }
 END_TEST
 
@@ -801,6 +846,7 @@ START_TEST(compensation_kernel_part_and_handling)
 
 	shadow_stop(&e, &t, T0 + 11000);
 	shadow_exit(&e, &t, S(1), T0 + 11000);
+	finish();
 
 	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 9400, 9400);
 }
@@ -816,10 +862,89 @@ START_TEST(compensation_off)
 	ret(S(1), T0 + 20000);
 	ret(S0, T0 + 30000);
 
+	profile_compensate(e.p, 0);      /* engine_run() without compensation */
 	ASSERT_NODE(NODE(F_MAIN), 1, 20000, 30000);
 	ASSERT_NODE(NODE(F_MAIN, F_A), 1, 10000, 10000);
 	ck_assert_uint_eq(t.ct->first_ts, T0);
 	ck_assert_uint_eq(t.ct->last_ts, T0 + 30000);
+	/* and no stop was counted for a later cost */
+	finish();
+	ASSERT_NODE(NODE(F_MAIN), 1, 20000, 30000);
+}
+END_TEST
+
+/* The run's own measure of a stop (shadow_stop_cost): the pooled mean round trip of
+ * the site pairs whose every sample (4 at least) ran next to nothing and that have 64
+ * round trips or more; the calibrated value while they add up to fewer than 1000. */
+START_TEST(stop_cost_from_trips)
+{
+	uint64_t nr;
+
+	e.ck_ns = 4000;
+	e.cu_ns = 2000;
+	e.trips = calloc(1024, sizeof(*e.trips));
+	ck_assert_ptr_nonnull(e.trips);
+	e.trips[0] = (struct trip_key){ 1, 2, 600, 600 * 5000ull, 8, 8 };
+	e.trips[1] = (struct trip_key){ 2, 1, 600, 600 * 5200ull, 8, 8 };
+	e.trips[2] = (struct trip_key){ 3, 4, 5000, 5000 * 9000ull, 8, 7 };   /* one failed */
+	e.trips[3] = (struct trip_key){ 4, 3, 5000, 5000 * 4000ull, 2, 2 };   /* 2 samples */
+	e.trips[4] = (struct trip_key){ 5, 6, 50, 50 * 1000ull, 8, 8 };       /* 50 trips */
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 5100);
+	ck_assert_uint_eq(nr, 1200);
+	/* one pair alone is 600 round trips: the calibration */
+	e.trips[1].proven = 7;
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 4000);
+	ck_assert_uint_eq(nr, 0);
+	e.clock_cpu = true;
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 2000);
+	free(e.trips);
+	e.trips = NULL;
+	/* no pairs at all */
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 2000);
+	ck_assert_uint_eq(nr, 0);
+}
+END_TEST
+
+/* shadow_trip counts a round trip by its two sites when the second stop follows the
+ * first directly; a round trip far above a stop's cost (8 x the calibration: the
+ * thread was preempted) and one with another stop in between are not counted. */
+START_TEST(trips_counted_by_sites)
+{
+	uint64_t nr;
+	const struct trip_key *k = NULL;
+
+	e.compensate = true;
+	e.ck_ns = e.ck_cal = 1000;
+	t.probe_in = 1000;               /* no samples here: they read the program */
+	shadow_stop(&e, &t, T0);
+	shadow_trip(&e, &t, &bps[F_MAIN], 0x10, S0);
+	t.h_end = T0 + 100;
+	shadow_stop(&e, &t, T0 + 3100);              /* 3000 */
+	shadow_trip(&e, &t, &bps[F_A], 0x20, S(1));
+	t.h_end = T0 + 3200;
+	shadow_stop(&e, &t, T0 + 103200);            /* 100000: preempted */
+	shadow_trip(&e, &t, &bps[F_MAIN], 0x10, S0);
+	t.h_end = T0 + 103300;
+	shadow_stop(&e, &t, T0 + 107300);            /* 4000 */
+	shadow_trip(&e, &t, &bps[F_A], 0x20, S(1));
+	t.h_end = T0 + 107400;
+	shadow_stop(&e, &t, T0 + 108400);            /* a signal stop: no trip */
+	t.h_end = T0 + 108500;
+	shadow_stop(&e, &t, T0 + 109500);
+	shadow_trip(&e, &t, &bps[F_MAIN], 0x10, S0);  /* not after 0x20's stop */
+
+	for (size_t i = 0; e.trips && i < 1024; i++)
+		if (e.trips[i].from == 0x10 && e.trips[i].to == 0x20)
+			k = &e.trips[i];
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->n, 2);
+	ck_assert_uint_eq(k->sum_ns, 7000);
+	ck_assert_uint_eq(e.nr_trips, 2);            /* 0x10 -> 0x20 and 0x20 -> 0x10 */
+	ck_assert_uint_eq(e.trips_seen, 3);
+	/* none sampled: the calibration */
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 1000);
+	free(e.trips);
+	e.trips = NULL;
 }
 END_TEST
 
@@ -885,6 +1010,9 @@ static Suite *shadow_suite(void)
 	tcase_add_test(tc, compensation_round_trip_bounds_kernel_part);
 	tcase_add_test(tc, compensation_kernel_part_and_handling);
 	tcase_add_test(tc, compensation_off);
+	tcase_add_test(tc, compensation_raise_to_root);
+	tcase_add_test(tc, stop_cost_from_trips);
+	tcase_add_test(tc, trips_counted_by_sites);
 
 	return s;
 }
