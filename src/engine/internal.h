@@ -194,6 +194,7 @@ struct engine {
 	struct ct_hist rt_cpu;
 	struct trip_key *trips;   /* round trips by their two stops (shadow.c) */
 	size_t nr_trip_slots, nr_trips;
+	size_t nr_trips_open;     /* pairs of 64 round trips or more still being sampled */
 	uint64_t trips_seen;
 	uint64_t stop_est;        /* per stop, for the latency histograms: the best
 	                             estimate so far (shadow_stop_cost) */

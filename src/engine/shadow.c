@@ -319,6 +319,12 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 #define TRIP_MIN_PAIR 64        /* round trips a pair needs to count */
 #define TRIP_MIN 1000           /* round trips needed in all, else the calibration */
 
+/* Still to be sampled: fewer than TRIP_SAMPLES samples, all of them short so far. */
+static bool trip_open(const struct trip_key *k)
+{
+	return k->tried < TRIP_SAMPLES && k->proven == k->tried;
+}
+
 static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
 {
 	size_t i;
@@ -382,10 +388,11 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 		uint64_t cap = e->clock_cpu ? 8 * e->cu_cal : SUSPEND_MIN_NS(e);
 
 		if (k && (!cap || t->rt_ns <= cap)) {
-			k->n++;
 			k->sum_ns += t->rt_ns;
+			if (++k->n == TRIP_MIN_PAIR && trip_open(k))
+				e->nr_trips_open++;
 		}
-		if (k && t->probe_start && k->tried < TRIP_SAMPLES && k->proven == k->tried) {
+		if (k && t->probe_start && trip_open(k)) {
 			uint64_t call_end = 0;
 
 			k->tried++;
@@ -393,6 +400,8 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 			if ((b->kind != BP_ENTRY || mem_read(t->proc, rsp, &call_end, 8) == 0) &&
 			    engine_short_trip(e, t->proc, t->probe_start, call_end))
 				k->proven++;
+			if (!trip_open(k) && k->n >= TRIP_MIN_PAIR)
+				e->nr_trips_open--;
 		}
 		if ((++e->trips_seen & 511) == 0) {
 			uint64_t nr;
@@ -407,11 +416,12 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 		t->probe_in--;
 		return;
 	}
-	/* sample the round trip that starts here: where the thread goes on. The gap to
-	 * the next sample varies, so that a loop of an even number of stops does not
-	 * have the same stop sampled every time. */
+	/* Sample the round trip that starts here: where the thread goes on. Often while
+	 * a frequent pair is still open, rarely once all are settled (new pairs may come
+	 * later). The gap to the next sample varies, so that a loop of an even number of
+	 * stops does not have the same stop sampled every time. */
 	t->probe_in = (unsigned)((e->trips_seen * 0x9e3779b97f4a7c15ull) >> 60) +
-		      (e->trips_seen < 65536 ? 8 : 1016);
+		      (e->nr_trips_open ? 8 : 1016);
 	if (b->kind == BP_ENTRY)
 		t->probe_start = b->mod->sym->funcs[b->func].addr + b->mod->bias;
 	else if (mem_read(t->proc, rsp, &t->probe_start, 8) < 0)
