@@ -169,23 +169,40 @@ const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t
  * an entry reached by a call (the call instruction ends at @call_end) or a ret
  * (@call_end == 0). */
 
-/* Would a transfer (call or jmp) to @target have stopped the thread (a traced entry)? */
-typedef bool (*insn_stops_fn)(uint64_t target, void *arg);
+/* What the walk asks of its caller, and what the answer means. */
+enum insn_stop_query {
+	INSN_Q_AT,       /* the thread reaches the instruction at @addr: is it a stop site? */
+	INSN_Q_CALL,     /* a call or jmp to @addr: does the target stop (a traced entry,
+	                    directly or through its PLT stub)? */
+	INSN_Q_RET,      /* the ret at @addr: is it a traced exit (a stop)? */
+};
+enum insn_stop_answer {
+	INSN_STOPS_NOT = 0,
+	INSN_STOPS_ENTRY,    /* the thread would stop there, not at an exit */
+	INSN_STOPS_EXIT,     /* the thread would stop there at an exit (a ret's site) */
+};
+typedef enum insn_stop_answer (*insn_stops_fn)(uint64_t addr, enum insn_stop_query q,
+					       void *arg);
 
 /* Prove that the thread ran at most @max_insns instructions from @start to its next
- * stop. Every path from @start is followed (both ways at a jcc, into direct jmps) and
- * must, within @max_insns instructions and without visiting an instruction twice:
- *   - end at the next stop: the call ending at @call_end (when @call_end != 0), or a
- *     ret (when @call_end == 0); or
- *   - end at a direct call or jmp whose target @stops says stops (that path would
- *     have stopped elsewhere, so it is not the one taken).
- * Anything else on a path fails the proof: another call, an indirect jmp or call, a
- * ret when a call is expected, a trap or syscall, a loop, bytes that do not decode or
- * lie outside [@code_addr, @code_addr + @len), more than @max_insns on a path or
- * 4 * @max_insns decoded in all. At least one path must reach the next stop. @code holds
- * the original bytes (no breakpoints) of [@code_addr, @code_addr + @len), which contains
- * @start (paths may jump back before @start, as a loop's call does). Returns 1 if
- * proven, else 0. */
+ * stop. Every path from @start is followed (both ways at a jcc, into direct jmps), and
+ * a path ends:
+ *   - well, at the next stop: the call ending at @call_end (when @call_end != 0), or,
+ *     when @call_end == 0, a ret that is a traced exit or an instruction that is an
+ *     exit's stop site;
+ *   - pruned (it cannot be the path taken: the thread would have stopped elsewhere
+ *     first), at any other stop site, at a call or jmp (or a jcc's taken arm) whose
+ *     target stops, or at a traced ret when a call is expected.
+ * A path may go on after a call to an untraced function (whose work is unknown), but it
+ * must then end pruned: if it reaches the next stop, the proof fails. Anything else on
+ * a path fails it too: an indirect jmp, an untraced ret, a trap or syscall, a loop, bytes
+ * that do not decode or lie outside [@code_addr, @code_addr + @len), more than
+ * @max_insns on a path or 4 * @max_insns decoded in all. At least one path must end
+ * well. @code holds the original bytes (no breakpoints) of [@code_addr,
+ * @code_addr + @len), which contains @start (paths may jump back before @start, as a
+ * loop's call does). @start itself is not asked about (the thread has just left its
+ * stop there). @stops may be NULL: nothing stops, but every ret is a traced exit.
+ * Returns 1 if proven, else 0. */
 int insn_short_path(struct insn_decoder *d, const uint8_t *code, size_t len, uint64_t code_addr,
 		    uint64_t start, uint64_t call_end, unsigned max_insns, insn_stops_fn stops,
 		    void *arg);

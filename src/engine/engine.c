@@ -415,17 +415,36 @@ static bool is_entry(const struct aspace *as, uint64_t raddr)
 	return b && b->kind == BP_ENTRY && b->nr_orig;
 }
 
-/* Would a call or jmp to @target have stopped? (A traced entry, directly or through
- * its PLT stub.) */
-static bool trip_stops_at(uint64_t target, void *arg)
+/* What insn_short_path() asks: does the thread stop at @addr (a breakpoint site), on a
+ * call or jmp to @addr (a traced entry, directly or through its PLT stub), or at the
+ * ret at @addr (one of a traced function's, all of whose rets are exits)? */
+static enum insn_stop_answer trip_stops_at(uint64_t addr, enum insn_stop_query q, void *arg)
 {
 	struct proc *pr = arg;
+	const struct bp *b;
+	const struct module *m;
+	const struct sym_func *f;
 	uint64_t final;
 
-	if (is_entry(pr->as, target))
-		return true;
-	final = plt_target(pr, target);
-	return final && is_entry(pr->as, final);
+	switch (q) {
+	case INSN_Q_AT:
+		b = bp_find(pr->as, addr);
+		if (!b || !b->nr_orig || b->in_block || (b->kind == BP_PATCH && !b->resume))
+			return INSN_STOPS_NOT;
+		return b->kind == BP_EXIT || b->kind == BP_DETOUR ? INSN_STOPS_EXIT
+								  : INSN_STOPS_ENTRY;
+	case INSN_Q_CALL:
+		if (is_entry(pr->as, addr))
+			return INSN_STOPS_ENTRY;
+		final = plt_target(pr, addr);
+		return final && is_entry(pr->as, final) ? INSN_STOPS_ENTRY : INSN_STOPS_NOT;
+	case INSN_Q_RET:
+		/* a function whose entry is planted has its rets planted too */
+		m = module_of(pr->as, addr);
+		f = m ? func_containing(m, addr) : NULL;
+		return f && is_entry(pr->as, f->addr + m->bias) ? INSN_STOPS_EXIT : INSN_STOPS_NOT;
+	}
+	return INSN_STOPS_NOT;
 }
 
 bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64_t call_end)

@@ -785,15 +785,20 @@ const char *insn_plan_detour(struct insn_decoder *d, const uint8_t *code, size_t
 
 #define SHORT_PATH_ONSTACK 64     /* paths up to this long need no allocation */
 
-/* A branch arm still to walk: its first instruction and the path length before it. */
+/* A branch arm still to walk: its first instruction, the path length before it, and
+ * whether that path went through an untraced call. */
 struct short_pend {
 	uint64_t addr;
 	unsigned int depth;
+	bool tainted;
 };
 
-static bool short_stops(insn_stops_fn stops, void *arg, uint64_t target)
+static enum insn_stop_answer short_stops(insn_stops_fn stops, void *arg, uint64_t addr,
+					 enum insn_stop_query q)
 {
-	return stops && stops(target, arg);
+	if (stops)
+		return stops(addr, q, arg);
+	return q == INSN_Q_RET ? INSN_STOPS_EXIT : INSN_STOPS_NOT;
 }
 
 /* Depth-first walk with an explicit stack: path[] holds the addresses of the current
@@ -808,16 +813,18 @@ static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
 	uint64_t budget = 4 * (uint64_t)max_insns, decoded = 0;
 	unsigned int npend = 0, n, i;
 	struct insn_info info;
-	bool reached = false;
+	bool reached = false, tainted;
 	uint64_t a;
 
-	pend[npend++] = (struct short_pend){ .addr = start, .depth = 0 };
+	pend[npend++] = (struct short_pend){ .addr = start, .depth = 0, .tainted = false };
 	while (npend > 0) {
 		npend--;
 		a = pend[npend].addr;
 		n = pend[npend].depth;
+		tainted = pend[npend].tainted;
 		for (;;) {
 			uint64_t off = a - code_addr;
+			enum insn_stop_answer at;
 
 			if (n >= max_insns || decoded++ >= budget)
 				return 0;
@@ -827,6 +834,18 @@ static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
 			for (i = 0; i < n; i++)
 				if (path[i] == a)
 					return 0;       /* a loop */
+			/* a stop site on the way: the thread stops here. Where an exit was
+			 * next, that is the stop (this path is short, unless it ran an
+			 * untraced call); anywhere else it stopped first: not this path */
+			at = n ? short_stops(stops, arg, a, INSN_Q_AT) : INSN_STOPS_NOT;
+			if (at == INSN_STOPS_EXIT && !call_end) {
+				if (tainted)
+					return 0;
+				reached = true;
+				break;
+			}
+			if (at != INSN_STOPS_NOT)
+				break;
 			/* only the bytes left are offered: an instruction cut by the end of
 			 * @code does not decode */
 			if (decode_one(d, code + off, len - off, a) < 0)
@@ -848,40 +867,47 @@ static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
 			case INSN_JCC:
 				/* a taken arm into a traced entry is a conditional tail call
 				 * that would have stopped there: not walked */
-				if (!short_stops(stops, arg, info.target))
+				if (!short_stops(stops, arg, info.target, INSN_Q_CALL))
 					pend[npend++] = (struct short_pend){
-						.addr = info.target, .depth = n };
+						.addr = info.target, .depth = n, .tainted = tainted };
 				a += info.len;
 				continue;
 			case INSN_JMP:
-				if (short_stops(stops, arg, info.target))
+				if (short_stops(stops, arg, info.target, INSN_Q_CALL))
 					break;          /* would have stopped elsewhere */
 				a = info.target;
 				continue;
 			case INSN_CALL:
-				if (call_end && a + info.len == call_end) {
-					reached = true;
-					break;
-				}
-				if (short_stops(stops, arg, info.target))
-					break;
-				return 0;               /* runs an untraced callee */
 			case INSN_CALL_IND:
-				/* through a pointer to the traced entry that stopped next */
+				/* the call ending at call_end is the stop (a call through a
+				 * pointer too: it led to the entry that stopped) */
 				if (call_end && a + info.len == call_end) {
+					if (tainted)
+						return 0;
 					reached = true;
 					break;
 				}
-				return 0;
+				if (info.kind == INSN_CALL &&
+				    short_stops(stops, arg, info.target, INSN_Q_CALL))
+					break;          /* would have stopped in the callee */
+				/* an untraced callee: it returns here after work of its own, so
+				 * this path may go on, but must not reach the stop */
+				tainted = true;
+				a += info.len;
+				continue;
 			case INSN_RET:
+				if (short_stops(stops, arg, a, INSN_Q_RET) != INSN_STOPS_EXIT)
+					return 0;       /* back to code not known */
 				if (call_end)
+					break;          /* an exit would have stopped first */
+				if (tainted)
 					return 0;
 				reached = true;
 				break;
 			default:                        /* indirect jmp, loop, trap */
 				return 0;
 			}
-			break;                          /* this path ended well */
+			break;                          /* this path ended */
 		}
 	}
 	return reached;

@@ -565,6 +565,40 @@ START_TEST(detours_no_rip_writes)
 }
 END_TEST
 
+/* ------------------------------------------------------------- the cost of a stop */
+
+/* The cost of a stop is measured on the run's own round trips that are proven, from the
+ * code, to run next to nothing (docs/timing.md). A plain loop of calls to a straight
+ * function has two such pairs of sites, 2 x 3000 round trips less the few that held a
+ * wait; a loop that spins between calls, into a function that loops, has none, and the
+ * start-up calibration is used. (Times themselves are measured in bench/accuracy.sh.) */
+START_TEST(stop_cost_measured)
+{
+	char *tight[] = { CT_CALLTRACE, "--stats", "-o", "/dev/null", FIX("trips"), "tight",
+			  "3000", NULL };
+	char *loop[] = { CT_CALLTRACE, "--stats", "-o", "/dev/null", FIX("trips"), "loop",
+			 "3000", NULL };
+	struct run r;
+	long long n;
+
+	run_argv(tight, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_str_eq(r.out.p, "sum 3000\n");
+	ck_assert_msg(strstr(r.err.p, "3002 calls (3001 recorded), 6003 stops"), "stats: %s",
+		      r.err.p);
+	n = number_after(r.err.p, "ns (the mean of ");
+	ck_assert_msg(n >= 3000 && n <= 6000, "round trips measured: %s", r.err.p);
+	run_free(&r);
+
+	run_argv(loop, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
+	ck_assert_str_eq(r.out.p, "sum 63000\n");
+	ck_assert_msg(strstr(r.err.p, "ns (calibrated: fewer than 1000 round trips that ran next "
+				      "to nothing)"), "stats: %s", r.err.p);
+	run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------- count mode */
 
 /* Calls per function name ("name@module", pseudo functions left out) from a report. */
@@ -1131,6 +1165,7 @@ static Suite *trace_suite(void)
 	tcase_add_loop_test(tcase(s, "detours"), detours_counts, 0,
 			    (int)(sizeof(detour_opts) / sizeof(detour_opts[0])));
 	tcase_add_test(tcase(s, "detours_rip"), detours_no_rip_writes);
+	tcase_add_test(tcase(s, "stop_cost"), stop_cost_measured);
 	tcase_add_test(tcase(s, "endbr"), endbr_functions);
 	tcase_add_test(tcase(s, "fnptr"), fnptr_indirect);
 	tcase_add_test(tcase(s, "exitdepth"), exit_from_depth);

@@ -1814,23 +1814,41 @@ END_TEST
 
 /* ---- short paths: unless a test says otherwise, start and code[0] are at ADDR ---- */
 
-/* The traced entries a stops() callback knows, and how often it was asked. */
+/* The traced entries a stops() callback knows (calls and jmps to them stop), and how
+ * often it was asked about a call or jmp target; its stop sites (instructions where the
+ * thread stops: entry sites, or exit sites when is_exit) and whether rets are untraced
+ * (by default every ret is a traced exit). */
 struct traced {
 	uint64_t entry[4];
 	int nr;
 	int asked;
+	uint64_t site[4];
+	bool site_is_exit[4];
+	int nr_sites;
+	bool untraced_rets;
 };
 
-static bool traced_stops(uint64_t target, void *arg)
+static enum insn_stop_answer traced_stops(uint64_t addr, enum insn_stop_query q, void *arg)
 {
 	struct traced *tr = arg;
 	int i;
 
-	tr->asked++;
-	for (i = 0; i < tr->nr; i++)
-		if (tr->entry[i] == target)
-			return true;
-	return false;
+	switch (q) {
+	case INSN_Q_AT:
+		for (i = 0; i < tr->nr_sites; i++)
+			if (tr->site[i] == addr)
+				return tr->site_is_exit[i] ? INSN_STOPS_EXIT : INSN_STOPS_ENTRY;
+		return INSN_STOPS_NOT;
+	case INSN_Q_CALL:
+		tr->asked++;
+		for (i = 0; i < tr->nr; i++)
+			if (tr->entry[i] == addr)
+				return INSN_STOPS_ENTRY;
+		return INSN_STOPS_NOT;
+	case INSN_Q_RET:
+		return tr->untraced_rets ? INSN_STOPS_NOT : INSN_STOPS_EXIT;
+	}
+	return INSN_STOPS_NOT;
 }
 
 static int short_path(const uint8_t *code, size_t len, uint64_t call_end, unsigned max,
@@ -1852,12 +1870,12 @@ static const uint8_t ladder[] = {
 
 START_TEST(short_ladder_traced)
 {
-	struct traced tr = { { 0x400000, 0x402000 }, 2, 0 };
+	struct traced tr = { .entry = { 0x400000, 0x402000 }, .nr = 2 };
 
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
 	ck_assert_int_gt(tr.asked, 0);
 	/* F itself need not be known: the call ending at call_end is the stop */
-	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
 	/* sub, jne, call: 3 on the longest path */
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 3, &tr), 1);
@@ -1867,12 +1885,12 @@ END_TEST
 
 START_TEST(short_ladder_untraced)
 {
-	struct traced tr = { { 0x400000 }, 1, 0 };
+	struct traced tr = { .entry = { 0x400000 }, .nr = 1 };
 
 	/* out of the loop, call G runs an untraced function: not short */
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 0);
 	/* call_end elsewhere: neither call is the stop */
-	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x401010, 16, &tr), 0);
 	/* a ret expected instead: no path reaches one */
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0, 16, &tr), 0);
@@ -1881,7 +1899,7 @@ END_TEST
 
 START_TEST(short_ladder_window)
 {
-	struct traced tr = { { 0x400000, 0x402000 }, 2, 0 };
+	struct traced tr = { .entry = { 0x400000, 0x402000 }, .nr = 2 };
 	/* The loop laid out the usual way round: the call sits just before start, and
 	 * the window begins with it:
 	 *   0x400ffb: e8 00 f0 ff ff  call F = 0x401000 - 0x1000 = 0x400000, ends at start
@@ -1897,11 +1915,11 @@ START_TEST(short_ladder_window)
 	ck_assert_int_eq(insn_short_path(dec, code, sizeof(code), code_addr, ADDR, ADDR, 16,
 					 traced_stops, &tr), 1);
 	/* G untraced */
-	tr = (struct traced){ { 0x400000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x400000 }, .nr = 1 };
 	ck_assert_int_eq(insn_short_path(dec, code, sizeof(code), code_addr, ADDR, ADDR, 16,
 					 traced_stops, &tr), 0);
 	/* a window that begins at start: jne leads out of it */
-	tr = (struct traced){ { 0x400000, 0x402000 }, 2, 0 };
+	tr = (struct traced){ .entry = { 0x400000, 0x402000 }, .nr = 2 };
 	ck_assert_int_eq(insn_short_path(dec, code + 5, sizeof(code) - 5, ADDR, ADDR, ADDR, 16,
 					 traced_stops, &tr), 0);
 	/* start outside the window, before or after it */
@@ -1914,7 +1932,7 @@ END_TEST
 
 START_TEST(short_ret)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 	/* mov %rdi,%rax; add $1,%rax; ret */
 	static const uint8_t code[] = { 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0xc3 };
 
@@ -1933,7 +1951,7 @@ END_TEST
 
 START_TEST(short_loop)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* 0x401000: 31 c0  xor %eax,%eax
 	 * 0x401002: ff c9  dec %ecx
@@ -1950,7 +1968,7 @@ END_TEST
 
 START_TEST(short_loop_insns)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* loop 0x401002 / jrcxz 0x401002, then ret: both ways end at the ret, still no */
 	ck_assert_int_eq(short_path(B(0xe2, 0x00, 0xc3), 0, 16, &tr), 0);
@@ -1960,7 +1978,7 @@ END_TEST
 
 START_TEST(short_indirect)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* jmp *%rax; jmp *0x10(%rip) */
 	ck_assert_int_eq(short_path(B(0xff, 0xe0), 0, 16, &tr), 0);
@@ -1981,7 +1999,7 @@ END_TEST
 
 START_TEST(short_direct_call)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 	/* nop; call 0x402000 (0x402000 - 0x401006 = 0xffa); ret */
 	static const uint8_t code[] = { 0x90, 0xe8, 0xfa, 0x0f, 0x00, 0x00, 0xc3 };
 
@@ -1991,7 +2009,7 @@ START_TEST(short_direct_call)
 	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 7, 16, &tr), 0);
 	/* a traced callee would have stopped there: pruned, but nothing else reaches */
-	tr = (struct traced){ { 0x402000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
 	ck_assert_int_eq(tr.asked, 1);
 }
@@ -1999,7 +2017,7 @@ END_TEST
 
 START_TEST(short_syscall)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* mov $39,%eax; syscall; ret, and the same without the syscall */
 	ck_assert_int_eq(short_path(B(0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xc3), 0, 16,
@@ -2016,7 +2034,7 @@ END_TEST
 
 START_TEST(short_traps)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* int3; ret / ud2; ret / hlt; ret / nop; int3 before a call at call_end */
 	ck_assert_int_eq(short_path(B(0xcc, 0xc3), 0, 16, &tr), 0);
@@ -2029,7 +2047,7 @@ END_TEST
 
 START_TEST(short_max_insns)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 	/* 5 nops, ret: 6 instructions */
 	static const uint8_t code[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3 };
 
@@ -2043,7 +2061,7 @@ END_TEST
 
 START_TEST(short_long_path)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 	uint8_t code[101];
 
 	/* 100 nops, ret: more than fits the walk's on-stack buffers */
@@ -2061,7 +2079,7 @@ END_TEST
 
 START_TEST(short_diamond)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 	/* 0x401000: 85 ff           test %edi,%edi
 	 * 0x401002: 74 07           je 0x40100b
 	 * 0x401004: b8 01 00 00 00  mov $1,%eax
@@ -2083,7 +2101,7 @@ END_TEST
 
 START_TEST(short_budget)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* je .+2 n times, then ret: 2^n paths of n + 1 instructions, joins walked again.
 	 * n = 3: 1 + 2 + 4 + 8 = 15 decoded, within 4 * 5; n = 4: 31, past 20. */
@@ -2095,7 +2113,7 @@ END_TEST
 
 START_TEST(short_tail_jmp)
 {
-	struct traced tr = { { 0x403000 }, 1, 0 };
+	struct traced tr = { .entry = { 0x403000 }, .nr = 1 };
 	/* 0x401000: 85 ff           test %edi,%edi
 	 * 0x401002: 74 05           je 0x401009
 	 * 0x401004: e8 f7 ef ff ff  call 0x400000 (0x401009 - 0x1009), ends at call_end
@@ -2108,10 +2126,10 @@ START_TEST(short_tail_jmp)
 	ck_assert_int_eq(short_path(code, sizeof(code), 0x401009, 16, &tr), 1);
 	ck_assert_int_gt(tr.asked, 0);
 	/* an untraced tail call leaves the code: not proven */
-	tr = (struct traced){ { 0x400000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x400000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(code, sizeof(code), 0x401009, 16, &tr), 0);
 	/* a traced tail call alone reaches no stop: jmp 0x403000 (0x401005 + 0x1ffb) */
-	tr = (struct traced){ { 0x403000 }, 1, 0 };
+	tr = (struct traced){ .entry = { 0x403000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(B(0xe9, 0xfb, 0x1f, 0x00, 0x00), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0xe9, 0xfb, 0x1f, 0x00, 0x00), ADDR + 5, 16, &tr), 0);
 }
@@ -2119,7 +2137,7 @@ END_TEST
 
 START_TEST(short_jcc_to_traced)
 {
-	struct traced tr = { { 0x403000 }, 1, 0 };
+	struct traced tr = { .entry = { 0x403000 }, .nr = 1 };
 	/* je 0x403000 (0x401006 + 0x1ffa): a conditional tail call; ret */
 	static const uint8_t code[] = { 0x0f, 0x84, 0xfa, 0x1f, 0x00, 0x00, 0xc3 };
 
@@ -2131,7 +2149,7 @@ END_TEST
 
 START_TEST(short_past_len)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* nop; nop and no end */
 	ck_assert_int_eq(short_path(B(0x90, 0x90), 0, 16, &tr), 0);
@@ -2152,13 +2170,110 @@ END_TEST
 
 START_TEST(short_bad_byte)
 {
-	struct traced tr = { { 0 }, 0, 0 };
+	struct traced tr = { .entry = { 0 }, .nr = 0 };
 
 	/* nop; (06: push %es, invalid in 64-bit mode); ret */
 	ck_assert_int_eq(short_path(B(0x90, 0x06, 0xc3), 0, 16, &tr), 0);
 	/* on the fall-through arm of je 0x401003 only */
 	ck_assert_int_eq(short_path(B(0x74, 0x01, 0x06, 0xc3), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0x74, 0x01, 0x90, 0xc3), 0, 16, &tr), 1);
+}
+END_TEST
+
+/* A path may go on after an untraced call, but must then end pruned. The end of a
+ * loop at the end of main (start = the callee's return address):
+ *   0x401000: 48 83 45 f8 01  addq $1,-8(%rbp)
+ *   0x401005: 7c 07           jl 0x40100e
+ *   0x401007: e8 f4 0f 00 00  call 0x402000 (printf: untraced)
+ *   0x40100c: c9              leave
+ *   0x40100d: c3              ret (main's: a traced exit, so that path stops there)
+ *   0x40100e: e8 ed ef ff ff  call F = 0x400000, ends at call_end 0x401013 */
+static const uint8_t loop_end[] = {
+	0x48, 0x83, 0x45, 0xf8, 0x01, 0x7c, 0x07, 0xe8, 0xf4, 0x0f, 0x00, 0x00, 0xc9, 0xc3,
+	0xe8, 0xed, 0xef, 0xff, 0xff,
+};
+
+START_TEST(short_untraced_call_then_pruned)
+{
+	struct traced tr = { .nr = 0 };
+
+	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 1);
+	/* a ret that is no traced exit goes back to code nobody knows */
+	tr.untraced_rets = true;
+	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 0);
+	/* unless the call before it stops */
+	tr.entry[0] = 0x402000;
+	tr.nr = 1;
+	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 1);
+	/* a tainted path to the stop: call untraced; call F (call_end) */
+	tr = (struct traced){ .nr = 0 };
+	ck_assert_int_eq(short_path(B(0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xe8, 0xf6, 0xef, 0xff, 0xff),
+				    0x40100a, 16, &tr), 0);
+	/* ... or to a ret, where an exit was next */
+	ck_assert_int_eq(short_path(B(0xe8, 0xfb, 0x0f, 0x00, 0x00, 0x5d, 0xc3), 0, 16, &tr), 0);
+	/* a call through a pointer that is not the stop is untraced work too */
+	ck_assert_int_eq(short_path(B(0xff, 0xd0, 0x5d, 0xc3), 0, 16, &tr), 0);
+}
+END_TEST
+
+/* Stop sites on the way (INSN_Q_AT): where an exit is next, an exit site is the stop
+ * (a ret's detour starts before the ret); any other site ends its path pruned. */
+START_TEST(short_stop_sites)
+{
+	struct traced tr = { .untraced_rets = true };
+	/* mov %eax,%eax x 3; pop %rbp (0x401006: an exit's site); ret */
+	static const uint8_t exit_site[] = { 0x89, 0xc0, 0x89, 0xc0, 0x89, 0xc0, 0x5d, 0xc3 };
+	/* test; je 0x401005; ret; 0x401005: nop (an entry's site); jmp *%rax */
+	static const uint8_t entry_site[] = { 0x85, 0xc0, 0x74, 0x01, 0xc3, 0x90, 0xff, 0xe0 };
+	/* test; jne 0x401006; 0x401004: jmp *%rax (an exit's site); 0x401006: call F,
+	 * ending at 0x40100b */
+	static const uint8_t exit_then_call[] = { 0x85, 0xc0, 0x75, 0x02, 0xff, 0xe0,
+						  0xe8, 0xf5, 0xef, 0xff, 0xff };
+
+	ck_assert_int_eq(short_path(exit_site, sizeof(exit_site), 0, 16, &tr), 0);
+	tr.site[0] = ADDR + 6;
+	tr.site_is_exit[0] = true;
+	tr.nr_sites = 1;
+	ck_assert_int_eq(short_path(exit_site, sizeof(exit_site), 0, 16, &tr), 1);
+	/* an exit's site where a call is next: that exit would have stopped first */
+	ck_assert_int_eq(short_path(exit_site, sizeof(exit_site), ADDR + 20, 16, &tr), 0);
+
+	tr = (struct traced){ .nr = 0 };
+	ck_assert_int_eq(short_path(entry_site, sizeof(entry_site), 0, 16, &tr), 0);
+	tr.site[0] = ADDR + 5;
+	tr.nr_sites = 1;
+	ck_assert_int_eq(short_path(entry_site, sizeof(entry_site), 0, 16, &tr), 1);
+	/* an entry's site never ends a path well, even where an exit is next */
+	tr.untraced_rets = true;
+	ck_assert_int_eq(short_path(entry_site, sizeof(entry_site), 0, 16, &tr), 0);
+
+	tr = (struct traced){ .nr = 0 };
+	ck_assert_int_eq(short_path(exit_then_call, sizeof(exit_then_call), 0x40100b, 16, &tr),
+			 0);
+	tr.site[0] = ADDR + 4;
+	tr.site_is_exit[0] = true;
+	tr.nr_sites = 1;
+	ck_assert_int_eq(short_path(exit_then_call, sizeof(exit_then_call), 0x40100b, 16, &tr),
+			 1);
+
+	/* the thread has just left its stop at start: start is never asked about */
+	tr = (struct traced){ .nr = 0 };
+	tr.site[0] = ADDR;
+	tr.nr_sites = 1;
+	ck_assert_int_eq(short_path(B(0x5d, 0xc3), 0, 16, &tr), 1);
+}
+END_TEST
+
+/* A traced ret where a call is next would have stopped: pruned.
+ * test; je 0x401005; ret; 0x401005: call F (ends at 0x40100a). */
+START_TEST(short_traced_ret_pruned)
+{
+	struct traced tr = { .nr = 0 };
+	static const uint8_t code[] = { 0x85, 0xc0, 0x74, 0x01, 0xc3, 0xe8, 0xf6, 0xef, 0xff, 0xff };
+
+	ck_assert_int_eq(short_path(code, sizeof(code), 0x40100a, 16, &tr), 1);
+	tr.untraced_rets = true;
+	ck_assert_int_eq(short_path(code, sizeof(code), 0x40100a, 16, &tr), 0);
 }
 END_TEST
 
@@ -2321,6 +2436,9 @@ static Suite *insn_suite(void)
 	tcase_add_test(tc, short_past_len);
 	tcase_add_test(tc, short_bad_byte);
 	tcase_add_test(tc, short_stops_null);
+	tcase_add_test(tc, short_untraced_call_then_pruned);
+	tcase_add_test(tc, short_stop_sites);
+	tcase_add_test(tc, short_traced_ret_pruned);
 	return s;
 }
 
