@@ -242,6 +242,7 @@ static void on_exec(struct engine *e, struct task *t, uint64_t ts)
 	}
 	aspace_put(pr->as);
 	pr->as = NULL;
+	shadow_trips_flush(e);
 	if (pr->memfd >= 0)
 		close(pr->memfd);
 	pr->memfd = open_mem(pr->pid);

@@ -195,6 +195,7 @@ struct engine {
 	struct trip_key *trips;   /* round trips by their two stops (shadow.c) */
 	size_t nr_trip_slots, nr_trips;
 	size_t nr_trips_open;     /* pairs of 64 round trips or more still being sampled */
+	uint64_t trips_kept_n, trips_kept_ns;   /* proven pairs' sums from before a flush */
 	uint64_t trips_seen;
 	uint64_t stop_est;        /* per stop, for the latency histograms: the best
 	                             estimate so far (shadow_stop_cost) */
@@ -252,6 +253,9 @@ void shadow_close_all(struct engine *e, struct task *t, uint64_t ts);
  * often one is checked for having run next to nothing (engine_short_trip). */
 void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t rip,
 		 uint64_t rsp);
+/* Code went away (exec, dlclose): the same addresses may hold other code later. Keep
+ * the proven pairs' sums, and start the pairs afresh. */
+void shadow_trips_flush(struct engine *e);
 /* The cost of one stop to take out of every time once the run is over: the mean
  * round trip of the sites proven to run next to nothing, if there were enough of
  * them (*nr_trips: how many), else the calibrated estimate (*nr_trips 0). */

@@ -237,6 +237,7 @@ void rtld_sync(struct engine *e, struct proc *pr, pid_t tid)
 		if (!m->mark && m->l_map) {
 			msg_debug("library at %#" PRIx64 " unloaded", m->bias);
 			module_forget(as, m);     /* swaps the last module into slot i */
+			shadow_trips_flush(e);
 			continue;
 		}
 		i++;

@@ -351,9 +351,32 @@ static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
 	}
 }
 
+/* A proven pair's round trips, for the estimate. */
+static bool trip_counts(const struct trip_key *k)
+{
+	return k->from && k->tried >= TRIP_MIN_SAMPLES && k->proven == k->tried &&
+	       k->n >= TRIP_MIN_PAIR;
+}
+
+void shadow_trips_flush(struct engine *e)
+{
+	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
+		if (trip_counts(&e->trips[i])) {
+			e->trips_kept_n += e->trips[i].n;
+			e->trips_kept_ns += e->trips[i].sum_ns;
+		}
+	}
+	if (e->trips)
+		memset(e->trips, 0, TRIP_SLOTS * sizeof(*e->trips));
+	e->nr_trips = 0;
+	e->nr_trips_open = 0;
+	for (struct task *t = e->tasks; t; t = t->next)
+		t->trip_from = 0;
+}
+
 uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips)
 {
-	uint64_t n = 0, sum = 0;
+	uint64_t n = e->trips_kept_n, sum = e->trips_kept_ns;
 
 	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
 		const struct trip_key *k = &e->trips[i];
@@ -363,8 +386,7 @@ uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips)
 				  (unsigned long long)k->from, (unsigned long long)k->to,
 				  (unsigned long long)k->n, (unsigned long long)(k->sum_ns / k->n),
 				  k->proven, k->tried);
-		if (k->from && k->tried >= TRIP_MIN_SAMPLES && k->proven == k->tried &&
-		    k->n >= TRIP_MIN_PAIR) {
+		if (trip_counts(k)) {
 			n += k->n;
 			sum += k->sum_ns;
 		}

@@ -594,7 +594,8 @@ START_TEST(stop_cost_measured)
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
 	ck_assert_str_eq(r.out.p, "sum 63000\n");
 	ck_assert_msg(strstr(r.err.p, "ns (calibrated: fewer than 1000 round trips that ran next "
-				      "to nothing)"), "stats: %s", r.err.p);
+				      "to nothing)"),
+		      "stats: %s", r.err.p);
 	run_free(&r);
 }
 END_TEST

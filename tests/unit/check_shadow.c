@@ -897,6 +897,25 @@ START_TEST(stop_cost_from_trips)
 	ck_assert_uint_eq(nr, 0);
 	e.clock_cpu = true;
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 2000);
+	/* code went away (exec, dlclose): the proven sums stay, the pairs start afresh */
+	e.clock_cpu = false;
+	e.trips[1].proven = 8;
+	e.trips[4] = (struct trip_key){ 5, 6, 5000, 5000 * 6000ull, 1, 1 };  /* still open */
+	e.nr_trips = 5;
+	e.nr_trips_open = 1;
+	shadow_trips_flush(&e);
+	ck_assert_uint_eq(e.nr_trips, 0);
+	ck_assert_uint_eq(e.nr_trips_open, 0);
+	ck_assert_uint_eq(e.trips[0].from, 0);
+	ck_assert_uint_eq(e.trips[4].n, 0);
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 5100);
+	ck_assert_uint_eq(nr, 1200);
+	e.trips[0] = (struct trip_key){ 1, 2, 1800, 1800 * 5500ull, 8, 8 };
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), (1200 * 5100 + 1800 * 5500) / 3000);
+	ck_assert_uint_eq(nr, 3000);
+	e.clock_cpu = true;
+	e.trips_kept_n = e.trips_kept_ns = 0;
+	memset(e.trips, 0, 1024 * sizeof(*e.trips));
 	free(e.trips);
 	e.trips = NULL;
 	/* no pairs at all */
