@@ -187,9 +187,11 @@ typedef enum insn_stop_answer (*insn_stops_fn)(uint64_t addr, enum insn_stop_que
 /* Prove that the thread ran at most @max_insns instructions from @start to its next
  * stop. Every path from @start is followed (both ways at a jcc, into direct jmps), and
  * a path ends:
- *   - well, at the next stop: the call ending at @call_end (when @call_end != 0), or,
- *     when @call_end == 0, a ret that is a traced exit or an instruction that is an
- *     exit's stop site;
+ *   - well, at the next stop: the direct call ending at @call_end to a target that
+ *     stops (when @call_end != 0; a call through a pointer, or to an untraced function
+ *     that could work and then jump to the traced entry, fails the proof), or, when
+ *     @call_end == 0, a ret that is a traced exit or an instruction that is an exit's
+ *     stop site;
  *   - pruned (it cannot be the path taken: the thread would have stopped elsewhere
  *     first), at any other stop site, at a call or jmp (or a jcc's taken arm) whose
  *     target stops, or at a traced ret when a call is expected.

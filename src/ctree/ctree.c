@@ -308,8 +308,9 @@ void ctree_leave(struct profile *p, struct ct_thread *t, struct ct_node *n, uint
 }
 
 /* One node, its callees done: own_ns holds the sum of their compensated ACC (set up
- * by profile_compensate) and becomes the node's OWN. */
-static void compensate_node(struct ct_node *n, uint64_t stop_ns)
+ * by profile_compensate) and becomes the node's OWN. A pseudo function ('suspend')
+ * holds no stops and keeps OWN 0: its ACC is time spent off the CPU. */
+static void compensate_node(const struct profile *p, struct ct_node *n, uint64_t stop_ns)
 {
 	uint64_t callees = n->own_ns, cost = n->acc_stops * stop_ns;
 	uint64_t acc = n->acc_ns > cost ? n->acc_ns - cost : 0;
@@ -317,7 +318,7 @@ static void compensate_node(struct ct_node *n, uint64_t stop_ns)
 	if (acc < callees)
 		acc = callees;
 	n->acc_ns = acc;
-	n->own_ns = acc - callees;
+	n->own_ns = n->func < p->nr_funcs && !p->funcs[n->func].module[0] ? 0 : acc - callees;
 	n->acc_stops = 0;
 	if (n->parent)
 		n->parent->own_ns += acc;
@@ -349,7 +350,7 @@ void profile_compensate(struct profile *p, uint64_t stop_ns)
 			for (;;) {
 				struct ct_node *up = n->parent, *next = n->next_sibling;
 
-				compensate_node(n, stop_ns);
+				compensate_node(p, n, stop_ns);
 				if (next) {
 					n = next;       /* its subtree next */
 					break;
@@ -361,8 +362,10 @@ void profile_compensate(struct profile *p, uint64_t stop_ns)
 				n = up;                 /* its callees are all done */
 			}
 		}
-		if (!t->first_ts || t->last_ts < t->first_ts)
+		if (!t->first_ts || t->last_ts < t->first_ts) {
+			root->own_ns = 0;
 			continue;
+		}
 		span = t->last_ts - t->first_ts;
 		cost = (t->last_stops > t->first_stops ? t->last_stops - t->first_stops : 0) * stop_ns;
 		span = span > cost ? span - cost : 0;

@@ -57,15 +57,25 @@ int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n)
 
 int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n)
 {
+	enum { LEAD = 15 };       /* a site replaces at most 16 bytes */
+	uint8_t lead[LEAD];
 	int rc = mem_read(pr, raddr, buf, n);
 
 	if (rc < 0 || !pr->as)
 		return rc;
-	/* a site replaces at most 16 bytes: look for sites from 15 bytes before */
-	for (uint64_t a = raddr > 15 ? raddr - 15 : 1; a < raddr + n; a++) {
-		const struct bp *b = bp_find(pr->as, a);
+	if (raddr <= LEAD || mem_read(pr, raddr - LEAD, lead, LEAD) < 0)
+		memset(lead, 0, sizeof(lead));
+	/* Every site that writes an instruction's first byte writes an int3 or a detour's
+	 * jmp there: only those bytes can start one. A rewritten displacement (a loop back
+	 * past an entry) is the code that runs: it stays. */
+	for (uint64_t a = raddr - LEAD; a < raddr + n; a++) {
+		uint8_t c = a < raddr ? lead[a - (raddr - LEAD)] : buf[a - raddr];
+		const struct bp *b;
 
-		if (!b || !b->nr_orig || b->in_block)
+		if (c != 0xcc && c != 0xe9)
+			continue;
+		b = bp_find(pr->as, a);
+		if (!b || !b->nr_orig || b->in_block || (b->kind == BP_PATCH && !b->resume))
 			continue;
 		for (size_t i = 0; i < b->nr_orig; i++)
 			if (a + i >= raddr && a + i < raddr + n)
@@ -652,6 +662,7 @@ static struct bp *add_block_trap(struct plant_ctx *c, uint64_t addr, enum bp_kin
 	b->mod = c->mod;
 	b->func = c->func;
 	b->in_block = true;
+	b->is_ret = kind == BP_EXIT;     /* a block's exit trap is always before its ret */
 	b->nr_orig = 1;
 	b->orig[0] = 0x90;
 	b->patch[0] = 0xcc;
@@ -929,6 +940,7 @@ static void plant_exit(const struct insn_exit *x, void *arg)
 		return;
 	b->kind = BP_EXIT;
 	b->mod = c->mod;
+	b->is_ret = x->kind == EXIT_RET;
 	if (plan.kind == PLAN_JMP)
 		b->target = plan.insn.target;   /* a jmp out: maybe a PLT stub (engine.c) */
 	if (apply_plan(c, b, &plan) < 0)

@@ -432,8 +432,10 @@ static enum insn_stop_answer trip_stops_at(uint64_t addr, enum insn_stop_query q
 		b = bp_find(pr->as, addr);
 		if (!b || !b->nr_orig || b->in_block || (b->kind == BP_PATCH && !b->resume))
 			return INSN_STOPS_NOT;
-		return b->kind == BP_EXIT || b->kind == BP_DETOUR ? INSN_STOPS_EXIT
-								  : INSN_STOPS_ENTRY;
+		/* a ret's site is an exit; any other stop (an entry, a jump out) is not the
+		 * ret that stopped next */
+		return b->kind == BP_DETOUR || (b->kind == BP_EXIT && b->is_ret) ? INSN_STOPS_EXIT
+										 : INSN_STOPS_ENTRY;
 	case INSN_Q_CALL:
 		if (is_entry(pr->as, addr))
 			return INSN_STOPS_ENTRY;
@@ -450,18 +452,33 @@ static enum insn_stop_answer trip_stops_at(uint64_t addr, enum insn_stop_query q
 
 bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64_t call_end)
 {
-	enum { BEFORE = 64, AFTER = 192, MAX_INSNS = 16 };
+	/* 16 instructions may jump far (a loop's exit to the end of main): a window of
+	 * 1 KiB, read only when this (start, call_end) was not checked before. Breakpoints
+	 * planted later (dlopen) only prune more paths, so an answer stays right until the
+	 * code goes away (shadow_trips_flush). */
+	enum { BEFORE = 256, AFTER = 768, MAX_INSNS = 16 };
 	uint8_t code[BEFORE + AFTER];
+	struct short_proof *sp;
+	bool ok = false;
 
+	if (!e->proofs)
+		e->proofs = xcalloc(NR_PROOFS, sizeof(*e->proofs));
+	sp = &e->proofs[((start * 0x9e3779b97f4a7c15ull) ^ call_end) * 0xc2b2ae3d27d4eb4full >> 56 &
+			(NR_PROOFS - 1)];
+	if (sp->start == start && sp->call_end == call_end)
+		return sp->proven;
 	/* the code before @start too: a loop's call is often just before the return
 	 * address it comes back to */
 	if (start > BEFORE && aspace_read_code(pr, start - BEFORE, code, sizeof(code)) == 0)
-		return insn_short_path(e->dec, code, sizeof(code), start - BEFORE, start, call_end,
-				       MAX_INSNS, trip_stops_at, pr) == 1;
-	if (aspace_read_code(pr, start, code, AFTER) == 0)
-		return insn_short_path(e->dec, code, AFTER, start, start, call_end, MAX_INSNS,
-				       trip_stops_at, pr) == 1;
-	return false;
+		ok = insn_short_path(e->dec, code, sizeof(code), start - BEFORE, start, call_end,
+				     MAX_INSNS, trip_stops_at, pr) == 1;
+	else if (aspace_read_code(pr, start, code, AFTER) == 0)
+		ok = insn_short_path(e->dec, code, AFTER, start, start, call_end, MAX_INSNS,
+				     trip_stops_at, pr) == 1;
+	sp->start = start;
+	sp->call_end = call_end;
+	sp->proven = ok;
+	return ok;
 }
 
 /* A SIGTRAP stop. Returns true if it was calltrace's (handled). */
@@ -570,7 +587,7 @@ static bool on_trap(struct engine *e, struct task *t, uint64_t ts)
 			}
 		}
 		shadow_exit(e, t, rsp, ts);
-		if (!b->target)
+		if (b->is_ret)
 			shadow_trip(e, t, b, rip, rsp);
 		break;
 	case BP_PATCH:
@@ -1379,10 +1396,13 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 		/* the stops' cost out of every time, with the run's own measure of it */
 		uint64_t c = e.compensate ? shadow_stop_cost(&e, &stats->stop_cost_trips) : 0;
 
+		shadow_trips_debug(&e);
+
 		profile_compensate(p, c);
 		stats->stop_kernel_used_ns = c;
 	}
 	free(e.trips);
+	free(e.proofs);
 	*status = e.have_status ? e.status : EXIT_TRACER;
 	the_engine = NULL;
 	util_set_release_hook(NULL);

@@ -64,6 +64,7 @@ struct bp {
 	uint8_t len;              /* BP_TAIL: instruction length (not taken: rip += len) */
 	uint64_t target;          /* BP_TAIL, tail entries: the traced entry jumped to */
 	bool detour_site;         /* its patch is a detour's jmp (BP_ENTRY, BP_DETOUR) */
+	bool is_ret;              /* BP_EXIT at a ret (or before one, in a block) */
 	bool in_block;            /* an int3 in a detour block (XOL page): orig[0] is the
 	                             nop that replaces it when calltrace lets go */
 	uint8_t nr_orig;          /* bytes replaced; 0: not written */
@@ -101,6 +102,7 @@ struct proc {
 
 struct frame {
 	uint64_t slot;            /* %rsp at entry: where the return address is */
+	uint64_t site;            /* its entry's breakpoint address */
 	uint64_t stops_entry;     /* the thread's stop count at its entry stop */
 	uint64_t entry_ts;        /* the thread's raw time line at entry (shadow.c) */
 	uint64_t child_ns;        /* its callees' raw ACC */
@@ -139,6 +141,7 @@ struct task {
 	uint64_t trip_from;       /* rip of its last stop at an entry or a ret, 0 if none */
 	uint64_t trip_no;         /* ... and its stop number (a round trip follows it only
 	                             if the next stop is number trip_no + 1) */
+	uint64_t trip_ctx;        /* ... and the entry site of the frame it returned to */
 	uint64_t probe_start;     /* sampled round trip: where the thread went on, 0 if none */
 	unsigned probe_in;        /* stops until the next sample */
 	uint64_t last_wall, last_cpu, last_h;   /* last_wall/cpu: at its last CPU read */
@@ -161,12 +164,21 @@ struct known_object {
 	ct_func_id *ids;
 };
 
+/* engine_short_trip's answers by (start, call_end). */
+#define NR_PROOFS 256
+struct short_proof {
+	uint64_t start, call_end;
+	bool proven;
+};
+
 /* The round trips between two stops of a thread at given sites (rips), when the
  * first is at an entry or a ret and the second follows it (shadow.c). */
 struct trip_key {
 	uint64_t from, to;        /* 0: free slot */
+	uint64_t ctx;             /* from a ret: the entry site of the frame returned to (0
+	                             if none), since the code run depends on the call site */
 	uint64_t n, sum_ns;       /* round trips and their total cost (wall or CPU) */
-	uint8_t tried, proven;    /* samples checked, and proven to run next to nothing */
+	uint16_t tried, proven;   /* samples checked, and proven to run next to nothing */
 };
 
 struct engine {
@@ -196,6 +208,7 @@ struct engine {
 	size_t nr_trip_slots, nr_trips;
 	size_t nr_trips_open;     /* pairs of 64 round trips or more still being sampled */
 	uint64_t trips_kept_n, trips_kept_ns;   /* proven pairs' sums from before a flush */
+	struct short_proof *proofs;   /* NR_PROOFS, direct-mapped (engine_short_trip) */
 	uint64_t trips_seen;
 	uint64_t stop_est;        /* per stop, for the latency histograms: the best
 	                             estimate so far (shadow_stop_cost) */
@@ -256,6 +269,8 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 /* Code went away (exec, dlclose): the same addresses may hold other code later. Keep
  * the proven pairs' sums, and start the pairs afresh. */
 void shadow_trips_flush(struct engine *e);
+/* CALLTRACE_DEBUG: every pair of 64 round trips or more. */
+void shadow_trips_debug(const struct engine *e);
 /* The cost of one stop to take out of every time once the run is over: the mean
  * round trip of the sites proven to run next to nothing, if there were enough of
  * them (*nr_trips: how many), else the calibrated estimate (*nr_trips 0). */

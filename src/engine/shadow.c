@@ -325,7 +325,7 @@ static bool trip_open(const struct trip_key *k)
 	return k->tried < TRIP_SAMPLES && k->proven == k->tried;
 }
 
-static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
+static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to, uint64_t ctx)
 {
 	size_t i;
 
@@ -333,12 +333,12 @@ static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
 		e->trips = xcalloc(TRIP_SLOTS, sizeof(*e->trips));
 		e->nr_trip_slots = TRIP_SLOTS;
 	}
-	i = (size_t)(((from * 0x9e3779b97f4a7c15ull) ^ to) * 0xc2b2ae3d27d4eb4full >> 40) &
-	    (TRIP_SLOTS - 1);
+	i = (size_t)(((from * 0x9e3779b97f4a7c15ull) ^ to ^ (ctx << 7)) * 0xc2b2ae3d27d4eb4full >>
+		     40) & (TRIP_SLOTS - 1);
 	for (;; i = (i + 1) & (TRIP_SLOTS - 1)) {
 		struct trip_key *k = &e->trips[i];
 
-		if (k->from == from && k->to == to)
+		if (k->from == from && k->to == to && k->ctx == ctx)
 			return k;
 		if (!k->from) {
 			if (e->nr_trips >= TRIP_SLOTS * 3 / 4)
@@ -346,6 +346,7 @@ static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to)
 			e->nr_trips++;
 			k->from = from;
 			k->to = to;
+			k->ctx = ctx;
 			return k;
 		}
 	}
@@ -358,6 +359,19 @@ static bool trip_counts(const struct trip_key *k)
 	       k->n >= TRIP_MIN_PAIR;
 }
 
+void shadow_trips_debug(const struct engine *e)
+{
+	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
+		const struct trip_key *k = &e->trips[i];
+
+		if (k->from && k->n >= TRIP_MIN_PAIR)
+			msg_debug("round trips %#" PRIx64 " -> %#" PRIx64 " (frame %#" PRIx64
+				  "): %" PRIu64 ", mean %" PRIu64 " ns, %u of %u samples short",
+				  k->from, k->to, k->ctx, k->n, k->sum_ns / k->n, k->proven,
+				  k->tried);
+	}
+}
+
 void shadow_trips_flush(struct engine *e)
 {
 	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
@@ -368,6 +382,8 @@ void shadow_trips_flush(struct engine *e)
 	}
 	if (e->trips)
 		memset(e->trips, 0, TRIP_SLOTS * sizeof(*e->trips));
+	if (e->proofs)
+		memset(e->proofs, 0, NR_PROOFS * sizeof(*e->proofs));
 	e->nr_trips = 0;
 	e->nr_trips_open = 0;
 	for (struct task *t = e->tasks; t; t = t->next)
@@ -381,11 +397,6 @@ uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips)
 	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
 		const struct trip_key *k = &e->trips[i];
 
-		if (k->from && k->n > 100)
-			msg_debug("trip %#llx -> %#llx: %llu, mean %llu ns, %u of %u samples short",
-				  (unsigned long long)k->from, (unsigned long long)k->to,
-				  (unsigned long long)k->n, (unsigned long long)(k->sum_ns / k->n),
-				  k->proven, k->tried);
 		if (trip_counts(k)) {
 			n += k->n;
 			sum += k->sum_ns;
@@ -403,7 +414,7 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 	if (!e->compensate)
 		return;
 	if (t->trip_from && t->trip_no + 1 == t->stops && t->rt_ns) {
-		struct trip_key *k = trip_get(e, t->trip_from, rip);
+		struct trip_key *k = trip_get(e, t->trip_from, rip, t->trip_ctx);
 		/* Far above a stop's cost, the thread was preempted or blocked: with the
 		 * wall clock, from the point where such a wait goes to 'suspend' (and so out
 		 * of the times the cost is taken from). */
@@ -414,7 +425,11 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 			if (++k->n == TRIP_MIN_PAIR && trip_open(k))
 				e->nr_trips_open++;
 		}
-		if (k && t->probe_start && trip_open(k)) {
+		/* A settled pair is sampled again whenever a sample falls on it: the same
+		 * two sites may be joined by other code (another call site, an argument
+		 * that takes another branch), and one failed sample drops the pair. */
+		if (k && t->probe_start && k->proven == k->tried && k->tried < UINT16_MAX) {
+			bool was_open = trip_open(k);
 			uint64_t call_end = 0;
 
 			k->tried++;
@@ -422,7 +437,7 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 			if ((b->kind != BP_ENTRY || mem_read(t->proc, rsp, &call_end, 8) == 0) &&
 			    engine_short_trip(e, t->proc, t->probe_start, call_end))
 				k->proven++;
-			if (!trip_open(k) && k->n >= TRIP_MIN_PAIR)
+			if (was_open && !trip_open(k) && k->n >= TRIP_MIN_PAIR)
 				e->nr_trips_open--;
 		}
 		if ((++e->trips_seen & 511) == 0) {
@@ -434,6 +449,9 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 	t->probe_start = 0;
 	t->trip_from = rip;
 	t->trip_no = t->stops;
+	/* from a ret, the thread goes on in the frame it returned to: its code, and so
+	 * the pair's, depends on which function that is */
+	t->trip_ctx = b->kind != BP_ENTRY && t->depth ? t->stack[t->depth - 1].site : 0;
 	if (t->probe_in) {
 		t->probe_in--;
 		return;
@@ -482,6 +500,7 @@ static struct frame *frame_push(struct task *t, uint64_t rsp)
 	xgrow(&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack));
 	f = &t->stack[t->depth++];
 	f->slot = rsp;
+	f->site = 0;
 	f->stops_entry = t->stops;
 	f->entry_ts = t->raw;
 	f->child_ns = 0;
@@ -548,6 +567,7 @@ void shadow_entry(struct engine *e, struct task *t, const struct bp *b, uint64_t
 				parent = &task_thread(e, t)->root;
 		}
 		f = frame_push(t, rsp);
+		f->site = b->addr;
 		if (parent) {
 			/* a thread's first recorded call is its start routine (fprof's
 			 * spawned_as), called with the pthread_create argument */

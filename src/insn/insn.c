@@ -879,10 +879,13 @@ static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
 				continue;
 			case INSN_CALL:
 			case INSN_CALL_IND:
-				/* the call ending at call_end is the stop (a call through a
-				 * pointer too: it led to the entry that stopped) */
+				/* the call ending at call_end is the stop, if it calls a traced
+				 * entry. An untraced callee could have worked and then jumped
+				 * to the entry (its return address is the same); a call through
+				 * a pointer may lead anywhere first. */
 				if (call_end && a + info.len == call_end) {
-					if (tainted)
+					if (tainted || info.kind != INSN_CALL ||
+					    !short_stops(stops, arg, info.target, INSN_Q_CALL))
 						return 0;
 					reached = true;
 					break;

@@ -432,6 +432,85 @@ END_TEST
 
 /* A node of a function the profile does not list (an id past nr_funcs) still gets
  * its times, and no histogram is touched. */
+/* Taking the stops' cost out once the run is over (profile_compensate): each node loses
+ * its count of stops times the cost, bottom-up; siblings and threads are independent;
+ * a pseudo function ('suspend') holds no stops and keeps OWN 0; a node whose OWN would
+ * be negative gets OWN 0 and its callees' ACC; spans lose the stops between the
+ * thread's first and last events, and are never less than its root calls.
+ * Thread 100 (cost 1000 per stop):
+ *   main: raw 100000, 10 stops -> 90000; callees 26000 + 17000 + 7000: OWN 40000
+ *     a (2 calls): raw 30000, 4 stops -> 26000, OWN 22000
+ *       c: raw 5000, 1 stop -> 4000
+ *     b: raw 20000, 3 stops -> 17000
+ *     suspend: 7000, OWN 0
+ * Thread 101: b raw 500, 2 stops -> below 0, raised to its callee c (raw 300, no
+ * stops): ACC 300, OWN 0; its span 500 - 2 * 1000 < 0 -> 300. */
+START_TEST(compensate_tree)
+{
+	ct_func_id susp = profile_add_func(p, "suspend", "", NULL, 0, 0, 0);
+	struct ct_thread *t2 = profile_add_thread(p, 100, 101);
+	struct ct_node *m, *a, *c, *b, *sp, *b2, *c2;
+	const uint64_t T0 = 1000000;
+
+	m = ctree_enter_at(p, th, &th->root, F_MAIN, T0, 1);
+	a = ctree_enter_at(p, th, m, F_A, T0 + 10, 2);
+	c = ctree_enter_at(p, th, a, F_C, T0 + 20, 3);
+	ctree_leave_at(p, th, c, 5000, 5000, 1, 4000, T0 + 5020, 4);
+	ctree_leave_at(p, th, a, 15000, 10000, 2, 13000, T0 + 15010, 5);
+	a = ctree_enter_at(p, th, m, F_A, T0 + 20000, 6);
+	ctree_leave_at(p, th, a, 15000, 15000, 2, 13000, T0 + 35000, 7);
+	b = ctree_enter_at(p, th, m, F_B, T0 + 40000, 8);
+	ctree_leave_at(p, th, b, 20000, 20000, 3, 17000, T0 + 60000, 10);
+	sp = ctree_enter_at(p, th, m, susp, T0 + 70000, 10);
+	ctree_leave_at(p, th, sp, 7000, 0, 0, 7000, T0 + 70000, 10);
+	ctree_leave_at(p, th, m, 100000, 43000, 10, 90000, T0 + 100000, 11);
+
+	b2 = ctree_enter_at(p, t2, &t2->root, F_B, T0, 0);
+	c2 = ctree_enter_at(p, t2, b2, F_C, T0 + 100, 1);
+	ctree_leave_at(p, t2, c2, 300, 300, 0, 300, T0 + 400, 1);
+	ctree_leave_at(p, t2, b2, 500, 200, 2, 0, T0 + 500, 2);
+
+	profile_compensate(p, 1000);
+	assert_node(m, 1, 40000, 90000, false);
+	assert_node(a, 2, 22000, 26000, false);
+	assert_node(c, 1, 4000, 4000, false);
+	assert_node(b, 1, 17000, 17000, false);
+	assert_node(sp, 1, 0, 7000, false);
+	ck_assert_uint_eq(th->last_ts - th->first_ts, 90000);
+	assert_node(b2, 1, 0, 300, false);
+	assert_node(c2, 1, 300, 300, false);
+	ck_assert_uint_eq(t2->last_ts - t2->first_ts, 300);
+	ck_assert_uint_eq(th->root.own_ns, 0);
+	ck_assert_uint_eq(t2->root.own_ns, 0);
+	/* the latency histograms keep what was given at each call */
+	ck_assert_uint_eq(p->funcs[F_A].hist->count, 2);
+	ck_assert_uint_eq(p->funcs[F_A].hist->max_ns, 13000);
+	/* done once: a second pass changes nothing */
+	profile_compensate(p, 1000);
+	assert_node(m, 1, 40000, 90000, false);
+	assert_node(sp, 1, 0, 7000, false);
+	assert_node(b2, 1, 0, 300, false);
+	ck_assert_uint_eq(th->last_ts - th->first_ts, 90000);
+}
+END_TEST
+
+/* Without a cost (--raw-times) the tree is unchanged, suspend's OWN included. */
+START_TEST(compensate_zero)
+{
+	ct_func_id susp = profile_add_func(p, "suspend", "", NULL, 0, 0, 0);
+	struct ct_node *m, *sp;
+
+	m = ctree_enter_at(p, th, &th->root, F_MAIN, 1000, 0);
+	sp = ctree_enter_at(p, th, m, susp, 1500, 0);
+	ctree_leave_at(p, th, sp, 400, 0, 0, 400, 1500, 0);
+	ctree_leave_at(p, th, m, 2000, 1600, 0, 2000, 3000, 0);
+	profile_compensate(p, 0);
+	assert_node(m, 1, 1600, 2000, false);
+	assert_node(sp, 1, 0, 400, false);
+	ck_assert_uint_eq(th->last_ts - th->first_ts, 2000);
+}
+END_TEST
+
 START_TEST(leave_unknown_func)
 {
 	struct ct_node *n = ctree_enter(p, th, &th->root, 4000, 1);
@@ -1030,6 +1109,8 @@ static Suite *ctree_suite(void)
 
 	tc = tcase(s, "funcs");
 	tcase_add_test(tc, func_names);
+	tcase_add_test(tc, compensate_tree);
+	tcase_add_test(tc, compensate_zero);
 	tcase_add_test(tc, add_func_copies);
 	tcase_add_test(tc, new_profile_defaults);
 

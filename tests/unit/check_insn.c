@@ -1874,12 +1874,13 @@ START_TEST(short_ladder_traced)
 
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
 	ck_assert_int_gt(tr.asked, 0);
-	/* F itself need not be known: the call ending at call_end is the stop */
-	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
-	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 1);
 	/* sub, jne, call: 3 on the longest path */
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 3, &tr), 1);
 	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 2, &tr), 0);
+	/* the call ending at call_end must call a traced entry: an untraced F could work,
+	 * then jump to the entry that stopped */
+	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
+	ck_assert_int_eq(short_path(ladder, sizeof(ladder), 0x40100f, 16, &tr), 0);
 }
 END_TEST
 
@@ -1984,13 +1985,14 @@ START_TEST(short_indirect)
 	ck_assert_int_eq(short_path(B(0xff, 0xe0), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0xff, 0xe0), ADDR + 2, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0xff, 0x25, 0x10, 0x00, 0x00, 0x00), 0, 16, &tr), 0);
-	/* nop; call *%rax (ends at ADDR + 3): the stop only if call_end is there */
-	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0), ADDR + 3, 16, &tr), 1);
+	/* nop; call *%rax (ends at ADDR + 3): even at call_end a call through a pointer
+	 * may run untraced code first, which then jumps to the traced entry */
+	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0), ADDR + 3, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0, 0xc3), ADDR + 4, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0x90, 0xff, 0xd0, 0xc3), 0, 16, &tr), 0);
 	/* call *0x10(%rip), 6 bytes */
 	ck_assert_int_eq(short_path(B(0xff, 0x15, 0x10, 0x00, 0x00, 0x00), ADDR + 6, 16, &tr),
-			 1);
+			 0);
 	ck_assert_int_eq(short_path(B(0xff, 0x15, 0x10, 0x00, 0x00, 0x00), ADDR + 5, 16, &tr),
 			 0);
 	ck_assert_int_eq(tr.asked, 0);
@@ -2003,8 +2005,12 @@ START_TEST(short_direct_call)
 	/* nop; call 0x402000 (0x402000 - 0x401006 = 0xffa); ret */
 	static const uint8_t code[] = { 0x90, 0xe8, 0xfa, 0x0f, 0x00, 0x00, 0xc3 };
 
-	/* the call ending at call_end is the stop, whatever it calls */
+	/* the call ending at call_end is the stop if it calls a traced entry; an untraced
+	 * callee could work and then jump to the entry (same return address) */
+	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 6, 16, &tr), 0);
+	tr = (struct traced){ .entry = { 0x402000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 6, 16, &tr), 1);
+	tr = (struct traced){ .nr = 0 };
 	/* an untraced call on the way to the ret, or to another call_end */
 	ck_assert_int_eq(short_path(code, sizeof(code), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(code, sizeof(code), ADDR + 7, 16, &tr), 0);
@@ -2040,8 +2046,14 @@ START_TEST(short_traps)
 	ck_assert_int_eq(short_path(B(0xcc, 0xc3), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0x0f, 0x0b, 0xc3), 0, 16, &tr), 0);
 	ck_assert_int_eq(short_path(B(0xf4, 0xc3), 0, 16, &tr), 0);
-	ck_assert_int_eq(short_path(B(0x90, 0xcc, 0xff, 0xd0), ADDR + 4, 16, &tr), 0);
-	ck_assert_int_eq(short_path(B(0x90, 0x90, 0xff, 0xd0), ADDR + 4, 16, &tr), 1);
+	ck_assert_int_eq(short_path(B(0x90, 0xcc, 0xe8, 0xf6, 0xef, 0xff, 0xff), ADDR + 7, 16,
+				    &tr), 0);
+	tr = (struct traced){ .entry = { 0x400000 }, .nr = 1 };
+	ck_assert_int_eq(short_path(B(0x90, 0xcc, 0xe8, 0xf6, 0xef, 0xff, 0xff), ADDR + 7, 16,
+				    &tr), 0);
+	/* nop; nop; call 0x400000 (0x401007 - 0x1007) */
+	ck_assert_int_eq(short_path(B(0x90, 0x90, 0xe8, 0xf9, 0xef, 0xff, 0xff), ADDR + 7, 16,
+				    &tr), 1);
 }
 END_TEST
 
@@ -2113,7 +2125,7 @@ END_TEST
 
 START_TEST(short_tail_jmp)
 {
-	struct traced tr = { .entry = { 0x403000 }, .nr = 1 };
+	struct traced tr = { .entry = { 0x403000, 0x400000 }, .nr = 2 };
 	/* 0x401000: 85 ff           test %edi,%edi
 	 * 0x401002: 74 05           je 0x401009
 	 * 0x401004: e8 f7 ef ff ff  call 0x400000 (0x401009 - 0x1009), ends at call_end
@@ -2195,18 +2207,18 @@ static const uint8_t loop_end[] = {
 
 START_TEST(short_untraced_call_then_pruned)
 {
-	struct traced tr = { .nr = 0 };
+	struct traced tr = { .entry = { 0x400000 }, .nr = 1 };
 
 	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 1);
 	/* a ret that is no traced exit goes back to code nobody knows */
 	tr.untraced_rets = true;
 	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 0);
 	/* unless the call before it stops */
-	tr.entry[0] = 0x402000;
-	tr.nr = 1;
+	tr.entry[1] = 0x402000;
+	tr.nr = 2;
 	ck_assert_int_eq(short_path(loop_end, sizeof(loop_end), 0x401013, 16, &tr), 1);
 	/* a tainted path to the stop: call untraced; call F (call_end) */
-	tr = (struct traced){ .nr = 0 };
+	tr = (struct traced){ .entry = { 0x400000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(B(0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xe8, 0xf6, 0xef, 0xff, 0xff),
 				    0x40100a, 16, &tr), 0);
 	/* ... or to a ret, where an exit was next */
@@ -2247,7 +2259,7 @@ START_TEST(short_stop_sites)
 	tr.untraced_rets = true;
 	ck_assert_int_eq(short_path(entry_site, sizeof(entry_site), 0, 16, &tr), 0);
 
-	tr = (struct traced){ .nr = 0 };
+	tr = (struct traced){ .entry = { 0x400000 }, .nr = 1 };
 	ck_assert_int_eq(short_path(exit_then_call, sizeof(exit_then_call), 0x40100b, 16, &tr),
 			 0);
 	tr.site[0] = ADDR + 4;
@@ -2268,7 +2280,7 @@ END_TEST
  * test; je 0x401005; ret; 0x401005: call F (ends at 0x40100a). */
 START_TEST(short_traced_ret_pruned)
 {
-	struct traced tr = { .nr = 0 };
+	struct traced tr = { .entry = { 0x400000 }, .nr = 1 };
 	static const uint8_t code[] = { 0x85, 0xc0, 0x74, 0x01, 0xc3, 0xe8, 0xf6, 0xef, 0xff, 0xff };
 
 	ck_assert_int_eq(short_path(code, sizeof(code), 0x40100a, 16, &tr), 1);
@@ -2284,11 +2296,12 @@ START_TEST(short_stops_null)
 			 1);
 	ck_assert_int_eq(insn_short_path(dec, ladder, sizeof(ladder), ADDR, ADDR, 0x40100f, 16,
 					 NULL, NULL), 0);
-	/* the call at call_end, through a pointer or direct (the ladder's call F) */
+	/* the call at call_end, through a pointer or direct (the ladder's call F): its
+	 * target does not stop, so it is not proven to be the stop */
 	ck_assert_int_eq(insn_short_path(dec, B(0xff, 0xd0), ADDR, ADDR, ADDR + 2, 16, NULL,
-					 NULL), 1);
+					 NULL), 0);
 	ck_assert_int_eq(insn_short_path(dec, ladder + 10, 5, ADDR, ADDR, ADDR + 5, 16, NULL,
-					 NULL), 1);
+					 NULL), 0);
 	/* jmp 0x403000: untraced, out of the code */
 	ck_assert_int_eq(insn_short_path(dec, B(0xe9, 0xfb, 0x1f, 0x00, 0x00), ADDR, ADDR, 0,
 					 16, NULL, NULL), 0);

@@ -873,6 +873,11 @@ START_TEST(compensation_off)
 }
 END_TEST
 
+/* A site pair: from, to, round trips, their sum, samples tried and proven. */
+#define TRIP(from_, to_, n_, ns_, tried_, proven_) \
+	((struct trip_key){ .from = (from_), .to = (to_), .n = (n_), .sum_ns = (ns_), \
+			    .tried = (tried_), .proven = (proven_) })
+
 /* The run's own measure of a stop (shadow_stop_cost): the pooled mean round trip of
  * the site pairs whose every sample (4 at least) ran next to nothing and that have 64
  * round trips or more; the calibrated value while they add up to fewer than 1000. */
@@ -884,11 +889,11 @@ START_TEST(stop_cost_from_trips)
 	e.cu_ns = 2000;
 	e.trips = calloc(1024, sizeof(*e.trips));
 	ck_assert_ptr_nonnull(e.trips);
-	e.trips[0] = (struct trip_key){ 1, 2, 600, 600 * 5000ull, 8, 8 };
-	e.trips[1] = (struct trip_key){ 2, 1, 600, 600 * 5200ull, 8, 8 };
-	e.trips[2] = (struct trip_key){ 3, 4, 5000, 5000 * 9000ull, 8, 7 };   /* one failed */
-	e.trips[3] = (struct trip_key){ 4, 3, 5000, 5000 * 4000ull, 2, 2 };   /* 2 samples */
-	e.trips[4] = (struct trip_key){ 5, 6, 50, 50 * 1000ull, 8, 8 };       /* 50 trips */
+	e.trips[0] = TRIP(1, 2, 600, 600 * 5000ull, 8, 8);
+	e.trips[1] = TRIP(2, 1, 600, 600 * 5200ull, 8, 8);
+	e.trips[2] = TRIP(3, 4, 5000, 5000 * 9000ull, 8, 7);   /* one failed */
+	e.trips[3] = TRIP(4, 3, 5000, 5000 * 4000ull, 2, 2);   /* 2 samples */
+	e.trips[4] = TRIP(5, 6, 50, 50 * 1000ull, 8, 8);       /* 50 trips */
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 5100);
 	ck_assert_uint_eq(nr, 1200);
 	/* one pair alone is 600 round trips: the calibration */
@@ -900,7 +905,7 @@ START_TEST(stop_cost_from_trips)
 	/* code went away (exec, dlclose): the proven sums stay, the pairs start afresh */
 	e.clock_cpu = false;
 	e.trips[1].proven = 8;
-	e.trips[4] = (struct trip_key){ 5, 6, 5000, 5000 * 6000ull, 1, 1 };  /* still open */
+	e.trips[4] = TRIP(5, 6, 5000, 5000 * 6000ull, 1, 1);  /* still open */
 	e.nr_trips = 5;
 	e.nr_trips_open = 1;
 	shadow_trips_flush(&e);
@@ -910,7 +915,7 @@ START_TEST(stop_cost_from_trips)
 	ck_assert_uint_eq(e.trips[4].n, 0);
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 5100);
 	ck_assert_uint_eq(nr, 1200);
-	e.trips[0] = (struct trip_key){ 1, 2, 1800, 1800 * 5500ull, 8, 8 };
+	e.trips[0] = TRIP(1, 2, 1800, 1800 * 5500ull, 8, 8);
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), (1200 * 5100 + 1800 * 5500) / 3000);
 	ck_assert_uint_eq(nr, 3000);
 	e.clock_cpu = true;
@@ -921,6 +926,30 @@ START_TEST(stop_cost_from_trips)
 	/* no pairs at all */
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 2000);
 	ck_assert_uint_eq(nr, 0);
+}
+END_TEST
+
+/* The edges: a pair counts with 4 samples (all short) and 64 round trips; the run's
+ * measure needs 1000 round trips in all. */
+START_TEST(stop_cost_thresholds)
+{
+	uint64_t nr;
+
+	e.ck_ns = 4000;
+	e.trips = calloc(1024, sizeof(*e.trips));
+	ck_assert_ptr_nonnull(e.trips);
+	e.trips[0] = TRIP(1, 2, 936, 936 * 5000ull, 4, 4);
+	e.trips[1] = TRIP(2, 1, 64, 64 * 6000ull, 4, 4);
+	e.trips[2] = TRIP(3, 4, 5000, 5000 * 9000ull, 3, 3);     /* 3 samples */
+	e.trips[3] = TRIP(4, 3, 63, 63 * 9000ull, 8, 8);         /* 63 trips */
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), (936 * 5000 + 64 * 6000) / 1000);
+	ck_assert_uint_eq(nr, 1000);
+	e.trips[0].n = 935;
+	e.trips[0].sum_ns = 935 * 5000ull;
+	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 4000);
+	ck_assert_uint_eq(nr, 0);
+	free(e.trips);
+	e.trips = NULL;
 }
 END_TEST
 
@@ -1031,6 +1060,7 @@ static Suite *shadow_suite(void)
 	tcase_add_test(tc, compensation_off);
 	tcase_add_test(tc, compensation_raise_to_root);
 	tcase_add_test(tc, stop_cost_from_trips);
+	tcase_add_test(tc, stop_cost_thresholds);
 	tcase_add_test(tc, trips_counted_by_sites);
 
 	return s;
