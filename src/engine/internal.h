@@ -138,6 +138,7 @@ struct task {
 	uint64_t vnow;            /* ... less the cost of its stops so far (shadow.c) */
 	uint64_t raw;             /* ... less calltrace's handling only: the raw time line */
 	uint64_t rt_ns;           /* this stop's round trip (wall or CPU), 0 if unknown */
+	uint64_t stop_off;        /* off-CPU time this stop recorded as 'suspend' */
 	uint64_t trip_from;       /* rip of its last stop at an entry or a ret, 0 if none */
 	uint64_t trip_no;         /* ... and its stop number (a round trip follows it only
 	                             if the next stop is number trip_no + 1) */
@@ -163,6 +164,8 @@ struct known_object {
 	size_t nr_funcs;
 	ct_func_id *ids;
 };
+
+#define NR_OPEN 16
 
 /* engine_short_trip's answers by (start, call_end). */
 #define NR_PROOFS 256
@@ -206,7 +209,9 @@ struct engine {
 	struct ct_hist rt_cpu;
 	struct trip_key *trips;   /* round trips by their two stops (shadow.c) */
 	size_t nr_trip_slots, nr_trips;
-	size_t nr_trips_open;     /* pairs of 64 round trips or more still being sampled */
+	const struct trip_key *open[NR_OPEN];  /* pairs of 64 round trips or more still
+	                                          being sampled (shadow_trip) */
+	size_t nr_open;
 	uint64_t trips_kept_n, trips_kept_ns;   /* proven pairs' sums from before a flush */
 	struct short_proof *proofs;   /* NR_PROOFS, direct-mapped (engine_short_trip) */
 	uint64_t trips_seen;

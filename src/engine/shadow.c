@@ -260,6 +260,7 @@ static void note_suspend(struct engine *e, struct task *t, uint64_t wall, uint64
 
 		ctree_leave_at(e->p, t->ct, n, off, 0, 0, off, t->raw, t->stops);
 		top->child_ns += off;
+		t->stop_off = off;
 	}
 }
 
@@ -281,6 +282,7 @@ void shadow_stop(struct engine *e, struct task *t, uint64_t wall)
 		cpu = shadow_read_cpu(t);
 	/* the round trip that ends here, from calltrace's PTRACE_CONT (wall) or from the
 	 * previous stop's clock read (CPU), for shadow_trip() */
+	t->stop_off = 0;
 	if (e->clock_cpu)
 		t->rt_ns = t->stops && t->last_cpu && cpu > t->last_cpu ? cpu - t->last_cpu : 0;
 	else
@@ -325,6 +327,24 @@ static bool trip_open(const struct trip_key *k)
 	return k->tried < TRIP_SAMPLES && k->proven == k->tried;
 }
 
+static void open_remove(struct engine *e, const struct trip_key *k)
+{
+	for (size_t i = 0; i < e->nr_open; i++) {
+		if (e->open[i] == k) {
+			e->open[i] = e->open[--e->nr_open];
+			return;
+		}
+	}
+}
+
+static bool open_starts_at(const struct engine *e, uint64_t from, uint64_t ctx)
+{
+	for (size_t i = 0; i < e->nr_open; i++)
+		if (e->open[i]->from == from && e->open[i]->ctx == ctx)
+			return true;
+	return false;
+}
+
 static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to, uint64_t ctx)
 {
 	size_t i;
@@ -361,13 +381,15 @@ static bool trip_counts(const struct trip_key *k)
 
 void shadow_trips_debug(const struct engine *e)
 {
+	msg_debug("%zu site pairs, %zu open, %" PRIu64 " round trips", e->nr_trips, e->nr_open,
+		  e->trips_seen);
 	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
 		const struct trip_key *k = &e->trips[i];
 
 		if (k->from && k->n >= TRIP_MIN_PAIR)
 			msg_debug("round trips %#" PRIx64 " -> %#" PRIx64 " (frame %#" PRIx64
 				  "): %" PRIu64 ", mean %" PRIu64 " ns, %u of %u samples short",
-				  k->from, k->to, k->ctx, k->n, k->sum_ns / k->n, k->proven,
+				  k->from, k->to, k->ctx, k->n, k->n ? k->sum_ns / k->n : 0, k->proven,
 				  k->tried);
 	}
 }
@@ -385,7 +407,7 @@ void shadow_trips_flush(struct engine *e)
 	if (e->proofs)
 		memset(e->proofs, 0, NR_PROOFS * sizeof(*e->proofs));
 	e->nr_trips = 0;
-	e->nr_trips_open = 0;
+	e->nr_open = 0;
 	for (struct task *t = e->tasks; t; t = t->next)
 		t->trip_from = 0;
 }
@@ -414,16 +436,19 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 	if (!e->compensate)
 		return;
 	if (t->trip_from && t->trip_no + 1 == t->stops && t->rt_ns) {
+		/* A round trip counts for what stays of it in the times: less what this stop
+		 * found the thread spent off the CPU and recorded as 'suspend'. Everything
+		 * else stays, the rare long ones too (the VM's steal time, an interrupt):
+		 * they happen in every kind of round trip alike, so the mean takes them out
+		 * where they fell, on average. */
 		struct trip_key *k = trip_get(e, t->trip_from, rip, t->trip_ctx);
-		/* Far above a stop's cost, the thread was preempted or blocked: with the
-		 * wall clock, from the point where such a wait goes to 'suspend' (and so out
-		 * of the times the cost is taken from). */
-		uint64_t cap = e->clock_cpu ? 8 * e->cu_cal : SUSPEND_MIN_NS(e);
 
-		if (k && (!cap || t->rt_ns <= cap)) {
-			k->sum_ns += t->rt_ns;
-			if (++k->n == TRIP_MIN_PAIR && trip_open(k))
-				e->nr_trips_open++;
+		if (k) {
+			k->sum_ns += t->rt_ns > t->stop_off ? t->rt_ns - t->stop_off : 0;
+			/* frequent enough to matter, and still to be sampled: sample at its
+			 * first site from now on (the rest of the time, now and then) */
+			if (++k->n == TRIP_MIN_PAIR && trip_open(k) && e->nr_open < NR_OPEN)
+				e->open[e->nr_open++] = k;
 		}
 		/* A settled pair is sampled again whenever a sample falls on it: the same
 		 * two sites may be joined by other code (another call site, an argument
@@ -437,8 +462,8 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 			if ((b->kind != BP_ENTRY || mem_read(t->proc, rsp, &call_end, 8) == 0) &&
 			    engine_short_trip(e, t->proc, t->probe_start, call_end))
 				k->proven++;
-			if (was_open && !trip_open(k) && k->n >= TRIP_MIN_PAIR)
-				e->nr_trips_open--;
+			if (was_open && !trip_open(k))
+				open_remove(e, k);
 		}
 		if ((++e->trips_seen & 511) == 0) {
 			uint64_t nr;
@@ -452,16 +477,16 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 	/* from a ret, the thread goes on in the frame it returned to: its code, and so
 	 * the pair's, depends on which function that is */
 	t->trip_ctx = b->kind != BP_ENTRY && t->depth ? t->stack[t->depth - 1].site : 0;
-	if (t->probe_in) {
+	/* Sample the round trip that starts here (where the thread goes on): when an open
+	 * pair starts here, and every 1016 to 1031 stops (settled pairs are checked again,
+	 * rare ones get their samples). The gap varies, so that a loop of an even number
+	 * of stops does not have the same stop sampled every time. */
+	if (t->probe_in && !open_starts_at(e, rip, t->trip_ctx)) {
 		t->probe_in--;
 		return;
 	}
-	/* Sample the round trip that starts here: where the thread goes on. Often while
-	 * a frequent pair is still open, rarely once all are settled (new pairs may come
-	 * later). The gap to the next sample varies, so that a loop of an even number of
-	 * stops does not have the same stop sampled every time. */
-	t->probe_in = (unsigned)((e->trips_seen * 0x9e3779b97f4a7c15ull) >> 60) +
-		      (e->nr_trips_open ? 8 : 1016);
+	if (!t->probe_in)
+		t->probe_in = (unsigned)((e->trips_seen * 0x9e3779b97f4a7c15ull) >> 60) + 1016;
 	if (b->kind == BP_ENTRY)
 		t->probe_start = b->mod->sym->funcs[b->func].addr + b->mod->bias;
 	else if (mem_read(t->proc, rsp, &t->probe_start, 8) < 0)

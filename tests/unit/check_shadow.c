@@ -907,10 +907,11 @@ START_TEST(stop_cost_from_trips)
 	e.trips[1].proven = 8;
 	e.trips[4] = TRIP(5, 6, 5000, 5000 * 6000ull, 1, 1);  /* still open */
 	e.nr_trips = 5;
-	e.nr_trips_open = 1;
+	e.open[0] = &e.trips[4];
+	e.nr_open = 1;
 	shadow_trips_flush(&e);
 	ck_assert_uint_eq(e.nr_trips, 0);
-	ck_assert_uint_eq(e.nr_trips_open, 0);
+	ck_assert_uint_eq(e.nr_open, 0);
 	ck_assert_uint_eq(e.trips[0].from, 0);
 	ck_assert_uint_eq(e.trips[4].n, 0);
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 5100);
@@ -954,12 +955,13 @@ START_TEST(stop_cost_thresholds)
 END_TEST
 
 /* shadow_trip counts a round trip by its two sites when the second stop follows the
- * first directly; a round trip far above a stop's cost (8 x the calibration: the
- * thread was preempted) and one with another stop in between are not counted. */
+ * first directly, for what stays of it in the times: a long one whole (steal time, an
+ * interrupt: it stays in the function), less what its stop recorded as 'suspend'.
+ * A round trip with another stop in between is not counted. */
 START_TEST(trips_counted_by_sites)
 {
 	uint64_t nr;
-	const struct trip_key *k = NULL;
+	const struct trip_key *k = NULL, *back = NULL;
 
 	e.compensate = true;
 	e.ck_ns = e.ck_cal = 1000;
@@ -970,7 +972,8 @@ START_TEST(trips_counted_by_sites)
 	shadow_stop(&e, &t, T0 + 3100);              /* 3000 */
 	shadow_trip(&e, &t, &bps[F_A], 0x20, S(1));
 	t.h_end = T0 + 3200;
-	shadow_stop(&e, &t, T0 + 103200);            /* 100000: preempted */
+	shadow_stop(&e, &t, T0 + 103200);            /* 100000, of which a wait of 96000 */
+	t.stop_off = 96000;                          /* as note_suspend() records it */
 	shadow_trip(&e, &t, &bps[F_MAIN], 0x10, S0);
 	t.h_end = T0 + 103300;
 	shadow_stop(&e, &t, T0 + 107300);            /* 4000 */
@@ -980,15 +983,24 @@ START_TEST(trips_counted_by_sites)
 	t.h_end = T0 + 108500;
 	shadow_stop(&e, &t, T0 + 109500);
 	shadow_trip(&e, &t, &bps[F_MAIN], 0x10, S0);  /* not after 0x20's stop */
+	t.h_end = T0 + 109600;
+	shadow_stop(&e, &t, T0 + 159600);            /* 50000, no wait recorded */
+	shadow_trip(&e, &t, &bps[F_A], 0x20, S(1));
 
-	for (size_t i = 0; e.trips && i < 1024; i++)
+	for (size_t i = 0; e.trips && i < 1024; i++) {
 		if (e.trips[i].from == 0x10 && e.trips[i].to == 0x20)
 			k = &e.trips[i];
+		if (e.trips[i].from == 0x20 && e.trips[i].to == 0x10)
+			back = &e.trips[i];
+	}
 	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->n, 2);
-	ck_assert_uint_eq(k->sum_ns, 7000);
-	ck_assert_uint_eq(e.nr_trips, 2);            /* 0x10 -> 0x20 and 0x20 -> 0x10 */
-	ck_assert_uint_eq(e.trips_seen, 3);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_uint_eq(k->n, 3);
+	ck_assert_uint_eq(k->sum_ns, 57000);
+	ck_assert_uint_eq(back->n, 1);
+	ck_assert_uint_eq(back->sum_ns, 4000);
+	ck_assert_uint_eq(e.nr_trips, 2);
+	ck_assert_uint_eq(e.trips_seen, 4);
 	/* none sampled: the calibration */
 	ck_assert_uint_eq(shadow_stop_cost(&e, &nr), 1000);
 	free(e.trips);
