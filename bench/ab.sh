@@ -8,6 +8,8 @@
 #
 # Usage: bench/ab.sh [BUILD_DIR] -- 'OPTS A' 'OPTS B' ...
 #   e.g. bench/ab.sh build -- '' '--no-detours' '-c' '-c --no-detours'
+# An option set that starts with @DIR runs the calltrace built in DIR instead, so two
+# builds can be compared: bench/ab.sh build -- '' '@/tmp/old' '-c' '@/tmp/old -c'
 # Environment: ROUNDS (default 9), N (default 100000).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,11 +28,16 @@ cc -O2 -fno-inline -o "$out/callheavy" "$here/callheavy.c"
 cc -O2 -o "$out/floor" "$top/../shared/tools/ptrace-floor.c"
 
 wall() {	# N OPTS -> ns
-	local n=$1 t0 t1
-	shift
+	local n=$1 t0 t1 bin=$ct opts=$2
+	if [ "${opts#@}" != "$opts" ]; then
+		bin=${opts%% *}
+		opts=${opts#"$bin"}
+		opts=${opts# }
+		bin=${bin#@}/src/calltrace
+	fi
 	t0=$(date +%s%N)
 	# shellcheck disable=SC2086
-	taskset -c 0 "$ct" -q $1 -o /dev/null "$out/callheavy" "$n" >/dev/null 2>&1
+	taskset -c 0 "$bin" -q $opts -o /dev/null "$out/callheavy" "$n" >/dev/null 2>&1
 	t1=$(date +%s%N)
 	echo $((t1 - t0))
 }
