@@ -313,6 +313,37 @@ for w in $workloads; do
 	done
 done
 
+# ------------------------------------------------ 2c. ltrace against calltrace, interleaved
+# Likewise for the speed-up over ltrace: per round, back to back in one placement, the
+# untraced program and calltrace full at calltrace's N, then the untraced program and
+# ltrace at ltrace's N; the ratio of the two per-call costs; the median over the rounds.
+declare -A LTR LTR_RNG
+if have ltrace; then
+	for w in callheavy mixed mt4; do
+		case " $workloads " in *" $w "*) ;; *) continue ;; esac
+		lt="ltrace -c ${LT_ARGS[$w]}"
+		for pl in unpinned pinned; do
+			cc_=${CALLS[$w calltrace $pl]:-0}; cl=${CALLS[$w $lt $pl]:-0}
+			[ "$cc_" -gt 0 ] && [ "$cl" -gt 0 ] || continue
+			say "$w ($pl): ltrace against calltrace, $PROUNDS interleaved rounds"
+			rs=()
+			for ((i = 0; i < PROUNDS; i++)); do
+				run_one "$pl" "$out/$w" "${N_CT[$w]}"; uc=$T_NS
+				# shellcheck disable=SC2086
+				run_one "$pl" "$ct" -q -o /dev/null ${CT_ARGS[$w]} "$out/$w" "${N_CT[$w]}"; tc=$T_NS
+				run_one "$pl" "$out/$w" "${N_LT[$w]}"; ul=$T_NS
+				# shellcheck disable=SC2086
+				run_one "$pl" ltrace -c -o "$out/ltrace.out" ${LT_ARGS[$w]} "$out/$w" "${N_LT[$w]}"; tl=$T_NS
+				rs+=("$(awk -v tc="$tc" -v uc="$uc" -v cc="$cc_" -v tl="$tl" -v ul="$ul" -v cl="$cl" \
+					'BEGIN { a = (tl - ul) / cl; b = (tc - uc) / cc; if (a > 0 && b > 0) printf "%.2f", a / b }')")
+				echo "ltrace-ratio $w $pl round $i: untraced $uc calltrace $tc untraced $ul ltrace $tl" >>"$log"
+			done
+			LTR[$w $pl]=$(med "${rs[@]}")
+			LTR_RNG[$w $pl]="$(printf '%s\n' "${rs[@]}" | sort -n | head -1)..$(printf '%s\n' "${rs[@]}" | sort -n | tail -1)"
+		done
+	done
+fi
+
 # ---------------------------------------------------------------- 3. RSS scaling
 say "RSS scaling (callheavy, full mode, taskset -c 0): 10^4 .. 10^$RSS_MAX calls"
 rss_rows=$out/rss_rows
@@ -376,7 +407,7 @@ echo
 echo "### Unpinned against pinned, interleaved ($PROUNDS rounds)"
 echo
 echo "Per round: calltrace unpinned (as users run it: it pins itself and the program to the"
-echo "CPU it starts on), then under \\`taskset -c 0\\`, back to back; the ratio of the two wall"
+echo 'CPU it starts on), then under `taskset -c 0`, back to back; the ratio of the two wall'
 echo "times, median (and range) over the rounds. The table above has the same runs in"
 echo "blocks minutes apart, where the VM's drift shows too."
 echo
@@ -386,6 +417,21 @@ for w in $workloads; do
 	echo "| $w | ${PLACE[$w full]:-?} (${PLACE_RNG[$w full]:-}) | ${PLACE[$w count]:-?} (${PLACE_RNG[$w count]:-}) |"
 done
 echo
+if have ltrace; then
+	echo "### ltrace against calltrace, interleaved ($PROUNDS rounds)"
+	echo
+	echo "Per round, in one placement: the untraced program and calltrace full mode at"
+	echo "calltrace's N, the untraced program and ltrace at ltrace's N, back to back; ltrace's"
+	echo "cost per call over calltrace's, median (and range) over the rounds."
+	echo
+	echo "| workload | unpinned | pinned |"
+	echo "|---|---:|---:|"
+	for w in callheavy mixed mt4; do
+		[ -n "${LTR[$w unpinned]:-}${LTR[$w pinned]:-}" ] || continue
+		echo "| $w | ${LTR[$w unpinned]:-?} (${LTR_RNG[$w unpinned]:-}) | ${LTR[$w pinned]:-?} (${LTR_RNG[$w pinned]:-}) |"
+	done
+	echo
+fi
 echo "### calltrace peak RSS vs calls (callheavy, full mode, taskset -c 0, one run each)"
 echo
 echo "| calls | counted | wall s | us/call | peak RSS MiB |"
@@ -418,10 +464,10 @@ done
 if have ltrace; then
 	for w in callheavy mixed mt4; do
 		lt="ltrace -c ${LT_ARGS[$w]}"
-		check "ltrace us/call / calltrace full us/call, $w, unpinned" \
-			"$(ratio "${US[$w $lt unpinned]:-}" "${US[$w calltrace unpinned]:-}")" ">=" 10
-		check "ltrace us/call / calltrace full us/call, $w, pinned" \
-			"$(ratio "${US[$w $lt pinned]:-}" "${US[$w calltrace pinned]:-}")" ">=" 4
+		check "ltrace us/call / calltrace full us/call, $w, unpinned (interleaved median)" \
+			"${LTR[$w unpinned]:-}" ">=" 10
+		check "ltrace us/call / calltrace full us/call, $w, pinned (interleaved median)" \
+			"${LTR[$w pinned]:-}" ">=" 4
 	done
 else
 	echo "- SKIP ltrace comparisons (ltrace not installed)"
