@@ -85,6 +85,8 @@ struct ct_thread {
 	struct ct_node root;           /* func == CT_FUNC_UNDEFINED */
 	uint64_t first_ts, last_ts;    /* first and last recorded event, ns; 0 if none */
 	uint64_t first_stops, last_stops;  /* the thread's stop count at those events */
+	bool inherited;                /* a followed fork child: its tree starts inside
+	                                  calls its parent made (ctree_path) */
 	char *comm;                    /* short program name, for folded stacks */
 	struct ct_edge *edges;         /* count mode only */
 	size_t nr_edges, cap_edges;

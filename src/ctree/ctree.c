@@ -369,7 +369,9 @@ void profile_compensate(struct profile *p, uint64_t stop_ns)
 		span = t->last_ts - t->first_ts;
 		cost = (t->last_stops > t->first_stops ? t->last_stops - t->first_stops : 0) * stop_ns;
 		span = span > cost ? span - cost : 0;
-		if (span < root->own_ns)
+		/* never less than the root calls, unless they began before the thread did
+		 * (a fork child's calls are its parent's, from before the fork) */
+		if (span < root->own_ns && !t->inherited)
 			span = root->own_ns;
 		t->last_ts = t->first_ts + span;
 		t->last_stops = t->first_stops;

@@ -173,10 +173,13 @@ static struct bp *bp_add(struct aspace *as, uint64_t addr)
 
 /* ---- address spaces and modules ------------------------------------------------ */
 
+static uint64_t aspace_gens;
+
 struct aspace *aspace_new(void)
 {
 	struct aspace *as = xcalloc(1, sizeof(*as));
 
+	as->gen = ++aspace_gens;
 	as->refs = 1;
 	bp_reserve(as, 32);
 	return as;
@@ -186,6 +189,7 @@ struct aspace *aspace_copy(const struct aspace *as)
 {
 	struct aspace *c = xcalloc(1, sizeof(*c));
 
+	c->gen = ++aspace_gens;
 	c->refs = 1;
 	c->nr_slots = as->nr_slots;
 	c->nr_bps = as->nr_bps;
@@ -716,6 +720,7 @@ static bool detour_entry(struct plant_ctx *c, size_t i, uint64_t raddr, const ui
 	b->mod = c->mod;
 	b->func = (uint32_t)i;
 	b->detour_site = true;
+	b->span = (uint8_t)len;
 	b->resume = block + 1;           /* past the int3: for tail calls and loops */
 	b->nr_orig = INSN_DETOUR_JMP;
 	memcpy(b->patch, d.jmp, INSN_DETOUR_JMP);

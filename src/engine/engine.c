@@ -442,10 +442,15 @@ static enum insn_stop_answer trip_stops_at(uint64_t addr, enum insn_stop_query q
 		final = plt_target(pr, addr);
 		return final && is_entry(pr->as, final) ? INSN_STOPS_ENTRY : INSN_STOPS_NOT;
 	case INSN_Q_RET:
-		/* a function whose entry is planted has its rets planted too */
+		/* A planted ret is a site (INSN_Q_AT), at the ret or where its detour starts.
+		 * A ret with no site of its own stops only inside an entry's detour region,
+		 * which its block runs after the exit's int3 (a function of a few bytes).
+		 * Any other (a ret calltrace could not plant) returns without a stop. */
 		m = module_of(pr->as, addr);
 		f = m ? func_containing(m, addr) : NULL;
-		return f && is_entry(pr->as, f->addr + m->bias) ? INSN_STOPS_EXIT : INSN_STOPS_NOT;
+		b = f ? bp_find(pr->as, f->addr + m->bias) : NULL;
+		return b && b->kind == BP_ENTRY && b->detour_site && b->nr_orig &&
+		       addr < b->addr + b->span ? INSN_STOPS_EXIT : INSN_STOPS_NOT;
 	}
 	return INSN_STOPS_NOT;
 }
@@ -461,11 +466,13 @@ bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64
 	struct short_proof *sp;
 	bool ok = false;
 
+	if (!pr->as)
+		return false;
 	if (!e->proofs)
 		e->proofs = xcalloc(NR_PROOFS, sizeof(*e->proofs));
-	sp = &e->proofs[((start * 0x9e3779b97f4a7c15ull) ^ call_end) * 0xc2b2ae3d27d4eb4full >> 56 &
-			(NR_PROOFS - 1)];
-	if (sp->start == start && sp->call_end == call_end)
+	sp = &e->proofs[((start * 0x9e3779b97f4a7c15ull) ^ call_end ^ (pr->as->gen << 17)) *
+			0xc2b2ae3d27d4eb4full >> 56 & (NR_PROOFS - 1)];
+	if (sp->start == start && sp->call_end == call_end && sp->gen == pr->as->gen)
 		return sp->proven;
 	/* the code before @start too: a loop's call is often just before the return
 	 * address it comes back to */
@@ -477,6 +484,7 @@ bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64
 				     trip_stops_at, pr) == 1;
 	sp->start = start;
 	sp->call_end = call_end;
+	sp->gen = pr->as->gen;
 	sp->proven = ok;
 	return ok;
 }

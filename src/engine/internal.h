@@ -64,6 +64,8 @@ struct bp {
 	uint8_t len;              /* BP_TAIL: instruction length (not taken: rip += len) */
 	uint64_t target;          /* BP_TAIL, tail entries: the traced entry jumped to */
 	bool detour_site;         /* its patch is a detour's jmp (BP_ENTRY, BP_DETOUR) */
+	uint8_t span;             /* a detoured entry: the bytes its region covers (a ret
+	                             in them is run from the block, after its exit trap) */
 	bool is_ret;              /* BP_EXIT at a ret (or before one, in a block) */
 	bool in_block;            /* an int3 in a detour block (XOL page): orig[0] is the
 	                             nop that replaces it when calltrace lets go */
@@ -82,6 +84,8 @@ struct aspace {
 	struct module **mods;     /* traced modules, shared with copies (refs) */
 	size_t nr_mods, cap_mods;
 	uint64_t r_debug;         /* &_r_debug in ld.so, 0 if unknown */
+	uint64_t gen;             /* unique per address space: code at an address of one
+	                             is not that of another (shadow.c trip pairs) */
 	int refs;
 };
 
@@ -170,7 +174,7 @@ struct known_object {
 /* engine_short_trip's answers by (start, call_end). */
 #define NR_PROOFS 256
 struct short_proof {
-	uint64_t start, call_end;
+	uint64_t start, call_end, gen;
 	bool proven;
 };
 
@@ -178,6 +182,7 @@ struct short_proof {
  * first is at an entry or a ret and the second follows it (shadow.c). */
 struct trip_key {
 	uint64_t from, to;        /* 0: free slot */
+	uint64_t gen;             /* the address space's (aspace.gen) */
 	uint64_t ctx;             /* from a ret: the entry site of the frame returned to (0
 	                             if none), since the code run depends on the call site */
 	uint64_t n, sum_ns;       /* round trips and their total cost (wall or CPU) */
@@ -214,6 +219,7 @@ struct engine {
 	size_t nr_open;
 	uint64_t trips_kept_n, trips_kept_ns;   /* proven pairs' sums from before a flush */
 	struct short_proof *proofs;   /* NR_PROOFS, direct-mapped (engine_short_trip) */
+	bool trips_frozen;        /* the pair table is full of pairs that count */
 	uint64_t trips_seen;
 	uint64_t stop_est;        /* per stop, for the latency histograms: the best
 	                             estimate so far (shadow_stop_cost) */

@@ -253,14 +253,17 @@ static void note_suspend(struct engine *e, struct task *t, uint64_t wall, uint64
 	if (off > t->vnow - t->read_vnow)
 		off = t->vnow - t->read_vnow;
 	/* below this it is the noise of the stops themselves, not a wait */
-	if (off > SUSPEND_MIN_NS(e) && t->depth && t->stack[t->depth - 1].node) {
+	if (off <= SUSPEND_MIN_NS(e))
+		return;
+	/* out of this round trip's share of the stop cost, recorded or not (shadow_trip) */
+	t->stop_off = off;
+	if (t->depth && t->stack[t->depth - 1].node) {
 		struct frame *top = &t->stack[t->depth - 1];
 		struct ct_node *n = ctree_enter_at(e->p, t->ct, top->node, e->suspend_id,
 						   t->raw, t->stops);
 
 		ctree_leave_at(e->p, t->ct, n, off, 0, 0, off, t->raw, t->stops);
 		top->child_ns += off;
-		t->stop_off = off;
 	}
 }
 
@@ -345,31 +348,77 @@ static bool open_starts_at(const struct engine *e, uint64_t from, uint64_t ctx)
 	return false;
 }
 
-static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to, uint64_t ctx)
+/* The slot of a pair in @tab: its own, or the free one where it goes. The table is never
+ * more than 3/4 full, so the probe ends. */
+static struct trip_key *trip_slot(struct trip_key *tab, const struct trip_key *key)
 {
-	size_t i;
+	size_t i = (size_t)(((key->from * 0x9e3779b97f4a7c15ull) ^ key->to ^ (key->ctx << 7) ^
+			     (key->gen << 17)) * 0xc2b2ae3d27d4eb4full >> 40) & (TRIP_SLOTS - 1);
+
+	for (;; i = (i + 1) & (TRIP_SLOTS - 1)) {
+		struct trip_key *k = &tab[i];
+
+		if (!k->from || (k->from == key->from && k->to == key->to && k->ctx == key->ctx &&
+				 k->gen == key->gen))
+			return k;
+	}
+}
+
+/* The table is full: keep the pairs of 64 round trips or more (the only ones that can
+ * count), so that pairs of a later phase of the run get their place. If that frees
+ * little, the table stays as it is and new pairs are not followed. */
+static void trips_purge(struct engine *e)
+{
+	struct trip_key *old = e->trips;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < TRIP_SLOTS; i++)
+		kept += old[i].from && old[i].n >= TRIP_MIN_PAIR;
+	if (kept > TRIP_SLOTS / 2) {
+		e->trips_frozen = true;
+		return;
+	}
+	e->trips = xcalloc(TRIP_SLOTS, sizeof(*e->trips));
+	e->nr_trips = 0;
+	e->nr_open = 0;
+	for (size_t i = 0; i < TRIP_SLOTS; i++) {
+		struct trip_key *k;
+
+		if (!old[i].from || old[i].n < TRIP_MIN_PAIR)
+			continue;
+		k = trip_slot(e->trips, &old[i]);
+		*k = old[i];
+		e->nr_trips++;
+		if (trip_open(k) && e->nr_open < NR_OPEN)
+			e->open[e->nr_open++] = k;
+	}
+	free(old);
+}
+
+static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to, uint64_t ctx,
+				 uint64_t gen)
+{
+	const struct trip_key key = { .from = from, .to = to, .ctx = ctx, .gen = gen };
+	struct trip_key *k;
 
 	if (!e->trips) {
 		e->trips = xcalloc(TRIP_SLOTS, sizeof(*e->trips));
 		e->nr_trip_slots = TRIP_SLOTS;
 	}
-	i = (size_t)(((from * 0x9e3779b97f4a7c15ull) ^ to ^ (ctx << 7)) * 0xc2b2ae3d27d4eb4full >>
-		     40) & (TRIP_SLOTS - 1);
-	for (;; i = (i + 1) & (TRIP_SLOTS - 1)) {
-		struct trip_key *k = &e->trips[i];
-
-		if (k->from == from && k->to == to && k->ctx == ctx)
-			return k;
-		if (!k->from) {
-			if (e->nr_trips >= TRIP_SLOTS * 3 / 4)
-				return NULL;
-			e->nr_trips++;
-			k->from = from;
-			k->to = to;
-			k->ctx = ctx;
-			return k;
-		}
+	k = trip_slot(e->trips, &key);
+	if (k->from)
+		return k;
+	if (e->nr_trips >= TRIP_SLOTS * 3 / 4) {
+		if (e->trips_frozen)
+			return NULL;
+		trips_purge(e);
+		if (e->nr_trips >= TRIP_SLOTS * 3 / 4)
+			return NULL;
+		k = trip_slot(e->trips, &key);
 	}
+	e->nr_trips++;
+	*k = key;
+	return k;
 }
 
 /* A proven pair's round trips, for the estimate. */
@@ -408,6 +457,7 @@ void shadow_trips_flush(struct engine *e)
 		memset(e->proofs, 0, NR_PROOFS * sizeof(*e->proofs));
 	e->nr_trips = 0;
 	e->nr_open = 0;
+	e->trips_frozen = false;
 	for (struct task *t = e->tasks; t; t = t->next)
 		t->trip_from = 0;
 }
@@ -441,7 +491,8 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 		 * else stays, the rare long ones too (the VM's steal time, an interrupt):
 		 * they happen in every kind of round trip alike, so the mean takes them out
 		 * where they fell, on average. */
-		struct trip_key *k = trip_get(e, t->trip_from, rip, t->trip_ctx);
+		struct trip_key *k = trip_get(e, t->trip_from, rip, t->trip_ctx,
+					      t->proc->as ? t->proc->as->gen : 0);
 
 		if (k) {
 			k->sum_ns += t->rt_ns > t->stop_off ? t->rt_ns - t->stop_off : 0;
@@ -458,8 +509,10 @@ void shadow_trip(struct engine *e, struct task *t, const struct bp *b, uint64_t 
 			uint64_t call_end = 0;
 
 			k->tried++;
-			/* an entry reached by a call: the call ends at its return address */
-			if ((b->kind != BP_ENTRY || mem_read(t->proc, rsp, &call_end, 8) == 0) &&
+			/* an entry reached by a call: the call ends at its return address
+			 * (0 would mean a ret: no proof then) */
+			if ((b->kind != BP_ENTRY ||
+			     (mem_read(t->proc, rsp, &call_end, 8) == 0 && call_end)) &&
 			    engine_short_trip(e, t->proc, t->probe_start, call_end))
 				k->proven++;
 			if (was_open && !trip_open(k))
@@ -631,8 +684,10 @@ void shadow_copy(struct engine *e, struct task *c, const struct task *parent)
 		if (pf->node) {
 			/* the same path in the child's own tree, with no call of its own:
 			 * the calls happened before the fork, in the parent */
-			if (!node)
+			if (!node) {
 				node = &task_thread(e, c)->root;
+				c->ct->inherited = true;
+			}
 			node = ctree_path(e->p, c->ct, node, pf->node->func);
 			f->node = node;
 		}

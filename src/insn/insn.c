@@ -793,6 +793,37 @@ struct short_pend {
 	bool tainted;
 };
 
+/* An instruction that is one instruction but not a short one: a rep-prefixed string
+ * operation (struct copies and zeroing, of any length), cpuid (a VM exit), pause,
+ * rdrand/rdseed, xsave/xrstor; syscall and sysenter (the kernel's time). */
+static bool slow_insn(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+
+	switch (x->opcode[0]) {
+	case 0x6c: case 0x6d: case 0x6e: case 0x6f:     /* ins, outs */
+	case 0xa4: case 0xa5: case 0xa6: case 0xa7:     /* movs, cmps */
+	case 0xaa: case 0xab: case 0xac: case 0xad:     /* stos, lods */
+	case 0xae: case 0xaf:                           /* scas */
+		if (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE)
+			return true;
+		break;
+	default:
+		break;
+	}
+	switch (ci->id) {
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER:
+	case X86_INS_CPUID: case X86_INS_PAUSE: case X86_INS_RDRAND: case X86_INS_RDSEED:
+	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC: case X86_INS_XSAVEC64:
+	case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64: case X86_INS_XSAVES:
+	case X86_INS_XSAVES64: case X86_INS_XRSTOR: case X86_INS_XRSTOR64:
+	case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static enum insn_stop_answer short_stops(insn_stops_fn stops, void *arg, uint64_t addr,
 					 enum insn_stop_query q)
 {
@@ -855,12 +886,14 @@ static int short_walk(struct insn_decoder *d, const uint8_t *code, size_t len,
 
 			switch (info.kind) {
 			case INSN_NOP:
+				if (slow_insn(d->insn))
+					return 0;      /* pause is a nop of its kind */
 				a += info.len;
 				continue;
 			case INSN_OTHER:
 				/* classify() lets syscall run (it is fine in an XOL slot), but
-				 * the kernel's time is not next to nothing */
-				if (d->insn->id == X86_INS_SYSCALL)
+				 * the kernel's time is not next to nothing, nor a rep movs */
+				if (slow_insn(d->insn))
 					return 0;
 				a += info.len;
 				continue;

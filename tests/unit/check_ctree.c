@@ -494,6 +494,25 @@ START_TEST(compensate_tree)
 }
 END_TEST
 
+/* A followed fork child's tree starts inside its parent's calls, from before the fork:
+ * its span is not raised to them. Here the inherited main (raw 50000, 2 stops: 48000)
+ * is longer than the child's own span (first event at 40000, last at 50000, 1 stop:
+ * 9000). A thread of its own would get 48000. */
+START_TEST(compensate_fork_child_span)
+{
+	struct ct_node *m = ctree_path(p, th, &th->root, F_MAIN);
+	struct ct_node *a;
+
+	th->inherited = true;
+	a = ctree_enter_at(p, th, m, F_A, 40000, 10);
+	ctree_leave_at(p, th, a, 1000, 1000, 0, 1000, 41000, 10);
+	ctree_leave_at(p, th, m, 50000, 49000, 2, 48000, 50000, 11);
+	profile_compensate(p, 1000);
+	assert_node(m, 0, 47000, 48000, false);
+	ck_assert_uint_eq(th->last_ts - th->first_ts, 9000);
+}
+END_TEST
+
 /* Without a cost (--raw-times) the tree is unchanged, suspend's OWN included. */
 START_TEST(compensate_zero)
 {
@@ -1111,6 +1130,7 @@ static Suite *ctree_suite(void)
 	tcase_add_test(tc, func_names);
 	tcase_add_test(tc, compensate_tree);
 	tcase_add_test(tc, compensate_zero);
+	tcase_add_test(tc, compensate_fork_child_span);
 	tcase_add_test(tc, add_func_copies);
 	tcase_add_test(tc, new_profile_defaults);
 

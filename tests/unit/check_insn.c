@@ -2289,6 +2289,33 @@ START_TEST(short_traced_ret_pruned)
 }
 END_TEST
 
+/* One instruction, but not a short one: rep string operations, cpuid (a VM exit),
+ * pause, rdrand, xsave. Without rep a string operation is one short step, and f2/f3 as
+ * the mandatory prefix of an SSE move is no rep. Each before a ret (call_end 0). */
+START_TEST(short_slow_insns)
+{
+	struct traced tr = { .nr = 0 };
+
+	/* rep stos %rax,(%rdi); rep movsb; repne scasb */
+	ck_assert_int_eq(short_path(B(0xf3, 0x48, 0xab, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xf3, 0xa4, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xf2, 0xae, 0xc3), 0, 16, &tr), 0);
+	/* stos %rax,(%rdi); movsb: one step each */
+	ck_assert_int_eq(short_path(B(0x48, 0xab, 0xc3), 0, 16, &tr), 1);
+	ck_assert_int_eq(short_path(B(0xa4, 0xc3), 0, 16, &tr), 1);
+	/* movsd %xmm1,%xmm0 (f2 0f 10 c1); movss (f3 0f 10 c1) */
+	ck_assert_int_eq(short_path(B(0xf2, 0x0f, 0x10, 0xc1, 0xc3), 0, 16, &tr), 1);
+	ck_assert_int_eq(short_path(B(0xf3, 0x0f, 0x10, 0xc1, 0xc3), 0, 16, &tr), 1);
+	/* cpuid; pause; rdrand %eax; xsave (%rdi) */
+	ck_assert_int_eq(short_path(B(0x0f, 0xa2, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0xf3, 0x90, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x0f, 0xc7, 0xf0, 0xc3), 0, 16, &tr), 0);
+	ck_assert_int_eq(short_path(B(0x0f, 0xae, 0x27, 0xc3), 0, 16, &tr), 0);
+	/* endbr64 (f3 0f 1e fa) stays a nop */
+	ck_assert_int_eq(short_path(B(0xf3, 0x0f, 0x1e, 0xfa, 0xc3), 0, 16, &tr), 1);
+}
+END_TEST
+
 START_TEST(short_stops_null)
 {
 	/* no stops(): nothing is traced */
@@ -2449,6 +2476,7 @@ static Suite *insn_suite(void)
 	tcase_add_test(tc, short_past_len);
 	tcase_add_test(tc, short_bad_byte);
 	tcase_add_test(tc, short_stops_null);
+	tcase_add_test(tc, short_slow_insns);
 	tcase_add_test(tc, short_untraced_call_then_pruned);
 	tcase_add_test(tc, short_stop_sites);
 	tcase_add_test(tc, short_traced_ret_pruned);

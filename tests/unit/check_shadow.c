@@ -954,6 +954,55 @@ START_TEST(stop_cost_thresholds)
 }
 END_TEST
 
+/* The pair table never stops following new pairs because of old small ones: when it
+ * is full (768 of 1024), pairs of fewer than 64 round trips are dropped. If the big
+ * ones fill more than half of it, it stays as it is. */
+START_TEST(trips_table_full)
+{
+	uint64_t now = T0, rip = 0x1000;
+
+	e.compensate = true;
+	e.ck_ns = e.ck_cal = 1000;
+	t.probe_in = 1000000;            /* no samples */
+	shadow_stop(&e, &t, now);
+	shadow_trip(&e, &t, &bps[F_MAIN], rip, S0);
+	/* 800 distinct pairs of one round trip each */
+	for (int i = 0; i < 800; i++) {
+		t.h_end = now + 100;
+		now += 3100;
+		shadow_stop(&e, &t, now);
+		shadow_trip(&e, &t, &bps[F_MAIN], rip += 0x10, S0);
+	}
+	ck_assert_uint_eq(e.trips_seen, 800);
+	ck_assert(!e.trips_frozen);
+	/* the 769th pair found the table full: it and those after it are there */
+	ck_assert_uint_eq(e.nr_trips, 800 - 768);
+	free(e.trips);
+	e.trips = NULL;
+	e.nr_trips = 0;
+
+	/* 600 pairs of 64 round trips: more than half of the table counts, it stays */
+	for (int i = 0; i < 600; i++) {
+		for (int j = 0; j < 64; j++) {
+			t.h_end = now + 100;
+			now += 3100;
+			shadow_stop(&e, &t, now);
+			shadow_trip(&e, &t, &bps[F_MAIN], 0x100000 + (uint64_t)i * 0x20, S0);
+			t.h_end = now + 100;
+			now += 3100;
+			shadow_stop(&e, &t, now);
+			shadow_trip(&e, &t, &bps[F_MAIN], 0x100010 + (uint64_t)i * 0x20, S0);
+		}
+	}
+	/* each i: (a -> b) 64, (b -> a) 63, and (b -> next a) 1: 768 reached, big pairs
+	 * kept and the table frozen */
+	ck_assert(e.trips_frozen);
+	ck_assert_uint_le(e.nr_trips, 768);
+	free(e.trips);
+	e.trips = NULL;
+}
+END_TEST
+
 /* shadow_trip counts a round trip by its two sites when the second stop follows the
  * first directly, for what stays of it in the times: a long one whole (steal time, an
  * interrupt: it stays in the function), less what its stop recorded as 'suspend'.
@@ -1074,6 +1123,7 @@ static Suite *shadow_suite(void)
 	tcase_add_test(tc, stop_cost_from_trips);
 	tcase_add_test(tc, stop_cost_thresholds);
 	tcase_add_test(tc, trips_counted_by_sites);
+	tcase_add_test(tc, trips_table_full);
 
 	return s;
 }
