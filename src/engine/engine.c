@@ -999,7 +999,7 @@ static void calibrate(struct engine *e)
 		if (!stop_ip_sp(pid, &rip, &rsp))
 			goto out;
 		if (e->need_cpu) {
-			uint64_t c = shadow_read_cpu(&fake);
+			uint64_t c = shadow_read_cpu(e, &fake);
 
 			if (last_cpu && c >= last_cpu)
 				cpu[nc++] = c - last_cpu;

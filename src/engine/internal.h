@@ -263,8 +263,8 @@ int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n);
 /* Every stop of a traced thread, first: count it, read its clock, and charge the
  * off-CPU time since its previous stop to 'suspend'. */
 void shadow_stop(struct engine *e, struct task *t, uint64_t wall);
-/* The thread's CPU time so far (ns), from /proc/PID/task/TID/schedstat. */
-uint64_t shadow_read_cpu(struct task *t);
+/* The thread's CPU time so far (ns): a perf task-clock (CPU clock) or schedstat. */
+uint64_t shadow_read_cpu(const struct engine *e, struct task *t);
 /* An entry (@arg0: its first argument register, %rdi): @is_tail when reached by a tail jump seen at its jump (the frame at the
  * same slot is the caller that jumped: chain to it), else a frame at the same slot is
  * stale (its return went unseen) and ends. */
