@@ -213,7 +213,7 @@ struct engine {
 	struct ct_hist rt_wall;   /* round trips seen in the run: kernel part + work */
 	struct ct_hist rt_cpu;
 	struct trip_key *trips;   /* round trips by their two stops (shadow.c) */
-	size_t nr_trip_slots, nr_trips;
+	size_t nr_trips;          /* pairs in the table (TRIP_SLOTS, shadow.c) */
 	const struct trip_key *open[NR_OPEN];  /* pairs of 64 round trips or more still
 	                                          being sampled (shadow_trip) */
 	size_t nr_open;

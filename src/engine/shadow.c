@@ -407,10 +407,8 @@ static struct trip_key *trip_get(struct engine *e, uint64_t from, uint64_t to, u
 	const struct trip_key key = { .from = from, .to = to, .ctx = ctx, .gen = gen };
 	struct trip_key *k;
 
-	if (!e->trips) {
+	if (!e->trips)
 		e->trips = xcalloc(TRIP_SLOTS, sizeof(*e->trips));
-		e->nr_trip_slots = TRIP_SLOTS;
-	}
 	k = trip_slot(e->trips, &key);
 	if (k->from)
 		return k;
