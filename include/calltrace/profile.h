@@ -105,6 +105,10 @@ struct profile {
 	const char *clock;             /* "wall" or "cpu" */
 	char *command;                 /* traced command line, for headers */
 	size_t nr_nodes;               /* distinct call paths, all threads */
+	bool compensated;              /* the stops' cost was taken out of the times */
+	uint64_t stop_cost_ns;         /* ... this much per stop (profile_compensate) */
+	uint64_t stop_cost_trips;      /* the round trips it was measured on; 0: it is
+	                                  the start-up calibration */
 };
 
 /* New empty profile. Caller owns it: profile_free(). Never NULL (dies on OOM). */

@@ -1408,6 +1408,9 @@ int engine_run(const struct engine_opts *eo, struct profile *p, int *status,
 
 		profile_compensate(p, c);
 		stats->stop_kernel_used_ns = c;
+		p->compensated = e.compensate;
+		p->stop_cost_ns = c;
+		p->stop_cost_trips = stats->stop_cost_trips;
 	}
 	free(e.trips);
 	free(e.proofs);

@@ -7,6 +7,7 @@
  *
  * { "version": 1, "mode": "full" | "count", "clock": "wall" | "cpu" | null,
  *   "command": "..." | null, "span_ns": last event - first event,
+ *   "stop_cost": { "ns", "source": "run" | "calibration", "round_trips" } | null,
  *   "functions": [ { "name", "module", "file": str|null, "line": int|null, "arity",
  *                    "calls", "own_ns", "acc_ns",
  *                    "latency": { "count", "min_ns", "p50_ns", "p95_ns", "p99_ns",
@@ -121,6 +122,22 @@ static void put(json_object *obj, const char *key, json_object *val)
 {
 	json_object_object_add(obj, key, val);
 }
+
+/* What was taken out of every time per stop, and where it came from; null when nothing
+ * was (--raw-times, count mode, a loaded profile that did not say). */
+static json_object *stop_cost(const struct profile *p)
+{
+	json_object *o;
+
+	if (!p->compensated)
+		return NULL;
+	o = json_object_new_object();
+	put(o, "ns", json_object_new_uint64(p->stop_cost_ns));
+	put(o, "source", json_object_new_string(p->stop_cost_trips ? "run" : "calibration"));
+	put(o, "round_trips", json_object_new_uint64(p->stop_cost_trips));
+	return o;
+}
+
 
 static const char *func_module(const struct profile *p, ct_func_id f)
 {
@@ -496,6 +513,7 @@ static int emit_json(const struct profile *p, const struct report_opts *ro, FILE
 	put(root, "clock", jstr(p->clock));
 	put(root, "command", jstr(p->command));
 	put(root, "span_ns", json_object_new_uint64(last - first));
+	put(root, "stop_cost", stop_cost(p));
 	put(root, "functions", functions(&c));
 	put(root, "threads", threads(&c));
 

@@ -683,7 +683,7 @@ static int load_thread(struct loader *l, json_object *o, const char *where)
 
 static int load_profile(struct loader *l, json_object *root)
 {
-	json_object *v, *funcs, *threads;
+	json_object *v, *funcs, *threads, *cost;
 	const char *mode, *clock, *command;
 	uint64_t span;
 	int err = 0;
@@ -704,6 +704,11 @@ static int load_profile(struct loader *l, json_object *root)
 	    get_str(l, root, "", "clock", OPTIONAL, true, &clock) < 0 ||
 	    get_str(l, root, "", "command", OPTIONAL, true, &command) < 0 ||
 	    get_u64(l, root, "", "span_ns", OPTIONAL, true, &span) < 0 ||
+	    get_kind(l, root, "", "stop_cost", OPTIONAL, true, json_type_object, &cost) < 0 ||
+	    (cost && (get_u64(l, cost, "stop_cost", "ns", REQUIRED, false,
+			      &l->p->stop_cost_ns) < 0 ||
+		      get_u64(l, cost, "stop_cost", "round_trips", REQUIRED, false,
+			      &l->p->stop_cost_trips) < 0)) ||
 	    get_kind(l, root, "", "functions", REQUIRED, false, json_type_array, &funcs) < 0 ||
 	    get_kind(l, root, "", "threads", REQUIRED, false, json_type_array, &threads) < 0)
 		return -1;
@@ -726,6 +731,7 @@ static int load_profile(struct loader *l, json_object *root)
 			    "null");
 	if (command)
 		l->p->command = xstrdup(command);
+	l->p->compensated = cost != NULL;
 	if (load_functions(l, funcs) < 0)
 		return -1;
 	for (size_t i = 0; i < json_object_array_length(threads); i++) {

@@ -584,11 +584,15 @@ static const struct {
 
 START_TEST(stop_cost_measured)
 {
-	char *tight[] = { CT_CALLTRACE, "--stats", "-o", "/dev/null", FIX("trips"), "tight",
-			  "3000", NULL };
+	char dir[] = "/tmp/calltrace-e2e-XXXXXX", path[4200];
+	char *tight[] = { CT_CALLTRACE, "--stats", "--format", "json", "-o", path, FIX("trips"),
+			  "tight", "3000", NULL };
+	json_object *root, *cost = NULL;
 	struct run r;
 	long long n;
 
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/trips.json", dir);
 	run_argv(tight, NULL, NULL, 0, &r);
 	ck_assert_msg(r.status == 0, "status %d: %s", r.status, err_head(&r));
 	ck_assert_str_eq(r.out.p, "sum 3000\n");
@@ -596,7 +600,17 @@ START_TEST(stop_cost_measured)
 		      r.err.p);
 	n = number_after(r.err.p, "ns (the mean of ");
 	ck_assert_msg(n >= 3000 && n <= 6000, "round trips measured: %s", r.err.p);
+	/* the report says what was taken out, and from what */
+	root = json_load(path);
+	ck_assert_ptr_nonnull(root);
+	ck_assert(json_object_object_get_ex(root, "stop_cost", &cost) && cost);
+	ck_assert_str_eq(jstr(cost, "source"), "run");
+	ck_assert_int_eq(jint(cost, "round_trips"), n);
+	ck_assert_int_eq(jint(cost, "ns"), number_after(r.err.p, "kernel part used "));
+	json_object_put(root);
 	run_free(&r);
+	unlink(path);
+	rmdir(dir);
 }
 END_TEST
 

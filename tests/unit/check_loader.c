@@ -291,6 +291,50 @@ START_TEST(round_trip_bad_utf8)
 }
 END_TEST
 
+static void assert_load_fails(const char *text, const char *needle);
+
+/* The stop cost taken out of the times is saved ("stop_cost") and comes back, and a
+ * profile without it (--raw-times, count mode) says null. */
+START_TEST(round_trip_stop_cost)
+{
+	struct profile *p = build_full(false), *q, *r;
+	char *a, *b;
+
+	q = round_trip(p);
+	ck_assert(!q->compensated);
+	a = render(q, "json", NULL);
+	ck_assert_ptr_nonnull(strstr(a, "\"stop_cost\": null"));
+	free(a);
+	p->compensated = true;
+	p->stop_cost_ns = 5109;
+	p->stop_cost_trips = 27510;
+	r = round_trip(p);
+	ck_assert(r->compensated);
+	ck_assert_uint_eq(r->stop_cost_ns, 5109);
+	ck_assert_uint_eq(r->stop_cost_trips, 27510);
+	a = render(p, "json", NULL);
+	b = render(r, "json", NULL);
+	assert_same_text(b, a, "json");
+	ck_assert_ptr_nonnull(strstr(a, "\"source\": \"run\""));
+	free(a);
+	free(b);
+	profile_free(r);
+	r = NULL;
+	p->stop_cost_trips = 0;
+	a = render(p, "json", NULL);
+	ck_assert_ptr_nonnull(strstr(a, "\"source\": \"calibration\""));
+	free(a);
+	assert_load_fails("{\"version\": 1, \"mode\": \"full\", \"stop_cost\": {\"ns\": 5}, "
+			  "\"functions\": [], \"threads\": []}",
+			  "stop_cost: missing key \"round_trips\"");
+	assert_load_fails("{\"version\": 1, \"mode\": \"full\", \"stop_cost\": 5, "
+			  "\"functions\": [], \"threads\": []}",
+			  "\"stop_cost\" must be an object, not int");
+	profile_free(p);
+	profile_free(q);
+}
+END_TEST
+
 START_TEST(round_trip_count)
 {
 	struct profile *p = build_count(), *q = round_trip(p);
@@ -909,6 +953,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, round_trip_full);
 	tcase_add_test(tc, round_trip_bad_utf8);
 	tcase_add_test(tc, round_trip_count);
+	tcase_add_test(tc, round_trip_stop_cost);
 	tcase_add_test(tc, round_trip_deep);
 	tcase_add_test(tc, latency_survives);
 	suite_add_tcase(s, tc);

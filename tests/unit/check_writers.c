@@ -948,7 +948,8 @@ START_TEST(json_latency)
 }
 END_TEST
 
-/* Drop the keys added after the first full-mode layout ("latency", "edges"). */
+/* Drop the keys added after the first full-mode layout ("latency", "edges",
+ * "stop_cost"). */
 static void strip_new_keys(json_object *o)
 {
 	if (json_object_is_type(o, json_type_array)) {
@@ -960,6 +961,7 @@ static void strip_new_keys(json_object *o)
 		return;
 	json_object_object_del(o, "latency");
 	json_object_object_del(o, "edges");
+	json_object_object_del(o, "stop_cost");
 	json_object_object_foreach(o, key, val) {
 		(void)key;
 		strip_new_keys(val);
