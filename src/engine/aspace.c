@@ -55,6 +55,11 @@ int mem_read(struct proc *pr, uint64_t raddr, void *laddr, size_t n)
 	return (size_t)r == n ? 0 : -EIO;
 }
 
+bool bp_is_site(const struct bp *b)
+{
+	return b && b->nr_orig && !b->in_block && !(b->kind == BP_PATCH && !b->resume);
+}
+
 int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n)
 {
 	enum { LEAD = 15 };       /* a site replaces at most 16 bytes */
@@ -75,7 +80,7 @@ int aspace_read_code(struct proc *pr, uint64_t raddr, uint8_t *buf, size_t n)
 		if (c != 0xcc && c != 0xe9)
 			continue;
 		b = bp_find(pr->as, a);
-		if (!b || !b->nr_orig || b->in_block || (b->kind == BP_PATCH && !b->resume))
+		if (!bp_is_site(b))
 			continue;
 		for (size_t i = 0; i < b->nr_orig; i++)
 			if (a + i >= raddr && a + i < raddr + n)

@@ -430,7 +430,7 @@ static enum insn_stop_answer trip_stops_at(uint64_t addr, enum insn_stop_query q
 	switch (q) {
 	case INSN_Q_AT:
 		b = bp_find(pr->as, addr);
-		if (!b || !b->nr_orig || b->in_block || (b->kind == BP_PATCH && !b->resume))
+		if (!bp_is_site(b))
 			return INSN_STOPS_NOT;
 		/* a ret's site is an exit; any other stop (an entry, a jump out) is not the
 		 * ret that stopped next */
@@ -464,23 +464,25 @@ bool engine_short_trip(struct engine *e, struct proc *pr, uint64_t start, uint64
 	enum { BEFORE = 256, AFTER = 768, MAX_INSNS = 16 };
 	uint8_t code[BEFORE + AFTER];
 	struct short_proof *sp;
-	bool ok = false;
+	uint64_t lo = start - BEFORE;
+	size_t len = sizeof(code);
+	bool ok, read = true;
 
 	if (!pr->as)
 		return false;
 	if (!e->proofs)
 		e->proofs = xcalloc(NR_PROOFS, sizeof(*e->proofs));
-	sp = &e->proofs[((start * 0x9e3779b97f4a7c15ull) ^ call_end ^ (pr->as->gen << 17)) *
-			0xc2b2ae3d27d4eb4full >> 56 & (NR_PROOFS - 1)];
+	sp = &e->proofs[key_hash3(start, call_end, pr->as->gen) >> 56 & (NR_PROOFS - 1)];
 	if (sp->start == start && sp->call_end == call_end && sp->gen == pr->as->gen)
 		return sp->proven;
 	/* the code before @start too: a loop's call is often just before the return
-	 * address it comes back to */
-	if (start > BEFORE && aspace_read_code(pr, start - BEFORE, code, sizeof(code)) == 0)
-		ok = insn_short_path(e->dec, code, sizeof(code), start - BEFORE, start, call_end,
-				     MAX_INSNS, trip_stops_at, pr) == 1;
-	else if (aspace_read_code(pr, start, code, AFTER) == 0)
-		ok = insn_short_path(e->dec, code, AFTER, start, start, call_end, MAX_INSNS,
+	 * address it comes back to; from @start on if that cannot be read */
+	if (start <= BEFORE || aspace_read_code(pr, lo, code, len) < 0) {
+		lo = start;
+		len = AFTER;
+		read = aspace_read_code(pr, lo, code, len) == 0;
+	}
+	ok = read && insn_short_path(e->dec, code, len, lo, start, call_end, MAX_INSNS,
 				     trip_stops_at, pr) == 1;
 	sp->start = start;
 	sp->call_end = call_end;

@@ -171,6 +171,13 @@ struct known_object {
 
 #define NR_OPEN 16
 
+/* A 64-bit mix of three words, for the direct-mapped and open-addressed tables keyed
+ * by several addresses (trip pairs, short-path answers): take the high bits. */
+static inline uint64_t key_hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+	return ((a * 0x9e3779b97f4a7c15ull) ^ b ^ (c << 17)) * 0xc2b2ae3d27d4eb4full;
+}
+
 /* engine_short_trip's answers by (start, call_end). */
 #define NR_PROOFS 256
 struct short_proof {
@@ -235,6 +242,10 @@ struct aspace *aspace_copy(const struct aspace *as);
 void aspace_put(struct aspace *as);
 struct bp *bp_find(const struct aspace *as, uint64_t addr);
 struct module *module_of(const struct aspace *as, uint64_t raddr);
+/* Is @b written into the program's code where the thread reaches it (an int3 or a
+ * detour's jmp), as opposed to a block's trap or a rewritten displacement, which is
+ * simply the code that runs? */
+bool bp_is_site(const struct bp *b);
 const struct sym_func *func_containing(const struct module *m, uint64_t raddr);
 /* Set up @sym (ownership taken) at @bias in @pr, stopped at a clean stop of @tid:
  * XOL page, breakpoints. Returns the module or NULL (message printed). */

@@ -358,8 +358,8 @@ static bool open_starts_at(const struct engine *e, uint64_t from, uint64_t ctx)
  * more than 3/4 full, so the probe ends. */
 static struct trip_key *trip_slot(struct trip_key *tab, const struct trip_key *key)
 {
-	size_t i = (size_t)(((key->from * 0x9e3779b97f4a7c15ull) ^ key->to ^ (key->ctx << 7) ^
-			     (key->gen << 17)) * 0xc2b2ae3d27d4eb4full >> 40) & (TRIP_SLOTS - 1);
+	size_t i = (size_t)(key_hash3(key->from, key->to ^ (key->ctx << 7), key->gen) >> 40) &
+		   (TRIP_SLOTS - 1);
 
 	for (;; i = (i + 1) & (TRIP_SLOTS - 1)) {
 		struct trip_key *k = &tab[i];
@@ -447,14 +447,20 @@ void shadow_trips_debug(const struct engine *e)
 	}
 }
 
-void shadow_trips_flush(struct engine *e)
+/* Add the round trips of the pairs that count (their number and total) to *@n, *@sum. */
+static void trips_sum(const struct engine *e, uint64_t *n, uint64_t *sum)
 {
 	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
 		if (trip_counts(&e->trips[i])) {
-			e->trips_kept_n += e->trips[i].n;
-			e->trips_kept_ns += e->trips[i].sum_ns;
+			*n += e->trips[i].n;
+			*sum += e->trips[i].sum_ns;
 		}
 	}
+}
+
+void shadow_trips_flush(struct engine *e)
+{
+	trips_sum(e, &e->trips_kept_n, &e->trips_kept_ns);
 	if (e->trips)
 		memset(e->trips, 0, TRIP_SLOTS * sizeof(*e->trips));
 	if (e->proofs)
@@ -470,14 +476,7 @@ uint64_t shadow_stop_cost(struct engine *e, uint64_t *nr_trips)
 {
 	uint64_t n = e->trips_kept_n, sum = e->trips_kept_ns;
 
-	for (size_t i = 0; e->trips && i < TRIP_SLOTS; i++) {
-		const struct trip_key *k = &e->trips[i];
-
-		if (trip_counts(k)) {
-			n += k->n;
-			sum += k->sum_ns;
-		}
-	}
+	trips_sum(e, &n, &sum);
 	*nr_trips = n >= TRIP_MIN ? n : 0;
 	if (n >= TRIP_MIN)
 		return sum / n;
